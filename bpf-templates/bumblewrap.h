@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Types shared by the BPF programs and user space (bwc, bwrun, bwctl).
+ * tests/unit/test_abi.cc pins their sizes and offsets: change both together,
+ * and bump BW_ABI_VERSION when a layout changes.
+ */
+#ifndef BUMBLEWRAP_H
+#define BUMBLEWRAP_H
+
+#include <linux/types.h>
+
+#define BW_ABI_VERSION 1
+
+/* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
+#define BW_PATH_MAX 4096
+#define BW_MAX_SANDBOXES 1024
+#define BW_EVENTS_BYTES (256 * 1024)
+
+/* DFA state numbers: 0 is the dead state (no rule can match any more). */
+#define BW_DEAD_STATE 0
+#define BW_START_STATE 1
+
+enum bw_decision {
+	BW_DECISION_NONE = 0,
+	BW_DECISION_ALLOW = 1,
+	BW_DECISION_DENY = 2,
+};
+
+/* Access bits recorded in events (file_open's f_mode). */
+enum bw_access {
+	BW_ACCESS_READ = 1,
+	BW_ACCESS_WRITE = 2,
+};
+
+/*
+ * One running sandbox, keyed by its cgroup id in bw_sandboxes. Present only once
+ * the sandbox's automaton maps are in place, so a hit always has a whole policy.
+ */
+struct bw_sandbox {
+	__u32 nclasses;         /* byte classes: width of a transition row */
+	__u32 nstates;
+	__u32 default_decision; /* enum bw_decision */
+	__u32 default_rule;     /* rule id of the `default` statement */
+	__u8 classes[256];      /* byte -> class */
+};
+
+/* Per DFA state: what decides when the path ends here, and what decides for this
+ * node and everything below it unless a deeper state says otherwise. */
+struct bw_accept {
+	__u32 exact_rule;
+	__u32 tree_rule;
+	__u8 exact_decision;
+	__u8 tree_decision;
+	__u8 pad[2];
+};
+
+/* Scratch space per task: bpf_d_path's output. Task-local so that preemption cannot
+ * hand one task's buffer to another. */
+struct bw_scratch {
+	char path[BW_PATH_MAX];
+};
+
+/* A denial, as written to the sandbox's ring buffer. path holds path_len bytes
+ * (no NUL); path_error is the negative errno of a path that could not be resolved. */
+struct bw_event {
+	__u64 cgroup_id;
+	__u32 pid;
+	__u32 tgid;
+	__u32 rule_id;
+	__u32 access;     /* enum bw_access bits */
+	__s32 path_error;
+	__u32 path_len;
+	char comm[16];
+	char path[BW_PATH_MAX];
+};
+
+#endif /* BUMBLEWRAP_H */

@@ -1,0 +1,23 @@
+// The map backend: the automaton laid out exactly as the generic BPF program reads it
+// from its maps (structs from bpf-templates/bumblewrap.h).
+#pragma once
+
+#include "automata/automata.h"
+#include "bumblewrap.h"
+#include "ir/ir.h"
+
+#include <vector>
+
+namespace bw {
+
+struct MapTables {
+    bw_sandbox sandbox{};
+    std::vector<std::uint32_t> trans;
+    std::vector<bw_accept> accepts;
+};
+
+MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton);
+
+std::string dump(const MapTables& tables); // --emit=maps
+
+} // namespace bw

@@ -1,0 +1,31 @@
+#include "denials.h"
+
+#include <cstring>
+#include <fmt/format.h>
+
+namespace bw::rt {
+
+std::string describe_denial(const bw_event& e, const artifact::PolicyData& policy)
+{
+    std::string access;
+    if (e.access & BW_ACCESS_READ)
+        access = "read";
+    if (e.access & BW_ACCESS_WRITE)
+        access += access.empty() ? "write" : "+write";
+    if (access.empty())
+        access = "open";
+
+    const std::string comm(e.comm, strnlen(e.comm, sizeof e.comm));
+    std::string object;
+    if (e.path_error != 0)
+        object = fmt::format("a path the kernel could not resolve ({})", std::strerror(-e.path_error));
+    else
+        object = std::string(e.path, std::min<std::size_t>(e.path_len, sizeof e.path));
+
+    std::string rule = fmt::format("rule #{}", e.rule_id);
+    if (const auto* r = policy.rule(e.rule_id))
+        rule = fmt::format("`{}` ({}:{})", r->text, r->file, r->line);
+    return fmt::format("denied {} {} by {} [pid {} {}]", access, object, rule, e.pid, comm);
+}
+
+} // namespace bw::rt

@@ -1,0 +1,243 @@
+#include "enforcer.h"
+
+#include "failure.h"
+#include "kernel_support.h"
+#include "paths.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <linux/magic.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <vector>
+
+namespace bw::rt {
+
+namespace {
+
+constexpr const char* kMapNames[] = {"bw_sandboxes", "bw_trans", "bw_accepts", "bw_events"};
+constexpr const char* kLinkPin = "link_file_open"; // pinned last: marks a complete load
+
+void make_private_dir(const std::string& path)
+{
+    if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
+        fail_errno("cannot create " + path);
+    if (chmod(path.c_str(), 0700) != 0)
+        fail_errno("cannot restrict " + path);
+}
+
+// Pins need bpffs at /sys/fs/bpf; most systems mount it at boot, minimal ones do not.
+void ensure_bpffs()
+{
+    constexpr const char* kBpffs = "/sys/fs/bpf";
+    struct statfs fs{};
+    if (statfs(kBpffs, &fs) == 0 && fs.f_type == BPF_FS_MAGIC)
+        return;
+    if (mount("bpf", kBpffs, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") != 0)
+        fail_errno(std::string("bpffs is not mounted at ") + kBpffs + " and mounting it failed");
+}
+
+int pinned(const std::string& dir, const char* name)
+{
+    const std::string path = dir + "/" + name;
+    const int fd = bpf_obj_get(path.c_str());
+    if (fd < 0)
+        fail_errno("cannot open pinned " + path);
+    return fd;
+}
+
+void remove_pins(const std::string& dir)
+{
+    if (DIR* d = opendir(dir.c_str())) {
+        while (const dirent* e = readdir(d)) {
+            if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+                unlink((dir + "/" + e->d_name).c_str());
+        }
+        closedir(d);
+    }
+    rmdir(dir.c_str());
+}
+
+bool is_loaded(const std::string& dir)
+{
+    return access((dir + "/" + kLinkPin).c_str(), F_OK) == 0;
+}
+
+void load_and_pin(std::span<const std::byte> elf, const std::string& dir)
+{
+    // A load that died half-way leaves maps without the link: start over.
+    remove_pins(dir);
+    make_private_dir(dir);
+
+    LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "bumblewrap");
+    bpf_object* obj = bpf_object__open_mem(elf.data(), elf.size(), &opts);
+    if (obj == nullptr)
+        fail_errno("cannot open the policy's BPF object (is it a policy.o from bwc?)");
+    if (const int err = bpf_object__load(obj); err != 0) {
+        bpf_object__close(obj);
+        remove_pins(dir);
+        const auto lsms = active_lsms();
+        if (err == -EPERM || err == -EINVAL || (lsms && lsms->find("bpf") == std::string::npos))
+            throw Failure(bpf_lsm_missing_message(lsms));
+        fail_errno("cannot load the enforcement program (run with LIBBPF_LOG=debug for the verifier log)", -err);
+    }
+    for (const char* name : kMapNames) {
+        bpf_map* map = bpf_object__find_map_by_name(obj, name);
+        const int err = map ? bpf_map__pin(map, (dir + "/" + name).c_str()) : -ENOENT;
+        if (err != 0) {
+            bpf_object__close(obj);
+            remove_pins(dir);
+            fail_errno(fmt::format("cannot pin map {} in {}", name, dir), -err);
+        }
+    }
+    bpf_program* prog = bpf_object__find_program_by_name(obj, "bw_file_open");
+    bpf_link* link = prog ? bpf_program__attach_lsm(prog) : nullptr;
+    const int attach_err = link ? 0 : errno;
+    if (link == nullptr || bpf_link__pin(link, (dir + "/" + kLinkPin).c_str()) != 0) {
+        const int err = link ? errno : attach_err;
+        if (link)
+            bpf_link__destroy(link);
+        bpf_object__close(obj);
+        remove_pins(dir);
+        const auto lsms = active_lsms();
+        if (lsms && lsms->find("bpf") == std::string::npos)
+            throw Failure(bpf_lsm_missing_message(lsms));
+        fail_errno("cannot attach the file_open LSM program", err);
+    }
+    // The pins hold the program, maps and link; our handles can go.
+    bpf_link__disconnect(link);
+    bpf_link__destroy(link);
+    bpf_object__close(obj);
+}
+
+int create_inner_array(const char* name, std::uint32_t value_size, std::uint32_t entries, const void* values)
+{
+    LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+    const int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(std::uint32_t), value_size, entries, &opts);
+    if (fd < 0)
+        fail_errno(fmt::format("cannot create map {} ({} entries)", name, entries));
+    std::vector<std::uint32_t> keys(entries);
+    for (std::uint32_t i = 0; i < entries; ++i)
+        keys[i] = i;
+    std::uint32_t count = entries;
+    if (bpf_map_update_batch(fd, keys.data(), values, &count, nullptr) != 0) {
+        // Kernels without batch updates for arrays: one element at a time.
+        const auto* bytes = static_cast<const std::byte*>(values);
+        for (std::uint32_t i = 0; i < entries; ++i) {
+            if (bpf_map_update_elem(fd, &keys[i], bytes + std::size_t{i} * value_size, BPF_ANY) != 0) {
+                const int err = errno;
+                close(fd);
+                fail_errno(fmt::format("cannot fill map {}", name), err);
+            }
+        }
+    }
+    return fd;
+}
+
+void put_inner(int outer, std::uint64_t key, int inner, const char* what)
+{
+    if (bpf_map_update_elem(outer, &key, &inner, BPF_NOEXIST) != 0)
+        fail_errno(fmt::format("cannot register the sandbox's {} map", what));
+}
+
+} // namespace
+
+StateLock::StateLock()
+{
+    make_private_dir(kStateDir);
+    fd_ = open(kLockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0)
+        fail_errno(std::string("cannot open ") + kLockFile);
+    if (flock(fd_, LOCK_EX) != 0)
+        fail_errno(std::string("cannot lock ") + kLockFile);
+}
+
+StateLock::~StateLock()
+{
+    close(fd_);
+}
+
+Enforcer Enforcer::open(const artifact::Artifact& artifact)
+{
+    // One folder per program build, so different bumblewrap versions never share maps.
+    const std::string dir = fmt::format("{}/abi{}-{:016x}", kPinRoot, BW_ABI_VERSION, artifact.program_id);
+    ensure_bpffs();
+    make_private_dir(kPinRoot);
+    if (!is_loaded(dir))
+        load_and_pin(artifact.elf, dir);
+    return Enforcer(dir, pinned(dir, kMapNames[0]), pinned(dir, kMapNames[1]), pinned(dir, kMapNames[2]),
+                    pinned(dir, kMapNames[3]));
+}
+
+Enforcer::Enforcer(std::string pin_dir, int sandboxes, int trans, int accepts, int events)
+    : pin_dir_(std::move(pin_dir)), sandboxes_(sandboxes), trans_(trans), accepts_(accepts), events_(events)
+{
+}
+
+Enforcer::Enforcer(Enforcer&& o) noexcept
+    : pin_dir_(std::move(o.pin_dir_)), sandboxes_(o.sandboxes_), trans_(o.trans_), accepts_(o.accepts_),
+      events_(o.events_)
+{
+    o.sandboxes_ = o.trans_ = o.accepts_ = o.events_ = -1;
+}
+
+Enforcer::~Enforcer()
+{
+    for (const int fd : {sandboxes_, trans_, accepts_, events_}) {
+        if (fd >= 0)
+            close(fd);
+    }
+}
+
+int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
+{
+    const int trans = create_inner_array("bw_trans", sizeof(std::uint32_t),
+                                         static_cast<std::uint32_t>(t.trans.size()), t.trans.data());
+    const int accepts = create_inner_array("bw_accepts", sizeof(bw_accept),
+                                           static_cast<std::uint32_t>(t.accepts.size()), t.accepts.data());
+    const int events = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bw_events", 0, 0, BW_EVENTS_BYTES, nullptr);
+    if (events < 0)
+        fail_errno("cannot create the sandbox's denial ring buffer");
+    try {
+        put_inner(trans_, cgroup_id, trans, "transition");
+        put_inner(accepts_, cgroup_id, accepts, "decision");
+        put_inner(events_, cgroup_id, events, "event");
+        if (bpf_map_update_elem(sandboxes_, &cgroup_id, &t.sandbox, BPF_NOEXIST) != 0)
+            fail_errno("cannot register the sandbox");
+    } catch (...) {
+        uninstall(cgroup_id);
+        close(trans);
+        close(accepts);
+        close(events);
+        throw;
+    }
+    close(trans);
+    close(accepts);
+    return events;
+}
+
+void Enforcer::uninstall(std::uint64_t cgroup_id)
+{
+    // Sandbox entry first: from then on the program ignores the cgroup.
+    for (const int map : {sandboxes_, trans_, accepts_, events_})
+        bpf_map_delete_elem(map, &cgroup_id);
+}
+
+void Enforcer::unload_if_unused()
+{
+    std::uint64_t key = 0;
+    if (bpf_map_get_next_key(sandboxes_, nullptr, &key) == 0)
+        return;
+    remove_pins(pin_dir_);
+    rmdir(kPinRoot); // only if no other build's pins are left
+}
+
+} // namespace bw::rt

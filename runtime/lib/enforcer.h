@@ -1,0 +1,54 @@
+// The machine-wide enforcement program: loaded and attached once, pinned under bpffs,
+// shared by every sandbox of the same program build. Each sandbox adds its tables,
+// keyed by its cgroup id, and removes them when it ends; the last one out unpins all.
+#pragma once
+
+#include "artifact/artifact.h"
+
+#include <cstdint>
+#include <string>
+
+namespace bw::rt {
+
+// An exclusive lock over the shared state (/run/bumblewrap/lock), held while loading,
+// registering, unregistering and unloading.
+class StateLock {
+public:
+    StateLock();
+    ~StateLock();
+    StateLock(const StateLock&) = delete;
+    StateLock& operator=(const StateLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+class Enforcer {
+public:
+    // Opens the pinned program for this artifact's build, loading and attaching it first
+    // if no sandbox runs it yet. Call with the StateLock held.
+    static Enforcer open(const artifact::Artifact& artifact);
+    Enforcer(Enforcer&&) noexcept;
+    Enforcer& operator=(Enforcer&&) = delete;
+    ~Enforcer();
+
+    // Puts a sandbox's tables in place; the sandbox entry goes in last, so the program
+    // never sees half a policy. Returns the fd of the sandbox's denial ring buffer.
+    int install(std::uint64_t cgroup_id, const MapTables& tables);
+    void uninstall(std::uint64_t cgroup_id);
+    // Unpins (and so detaches) everything when no sandbox is left. Call with the lock held.
+    void unload_if_unused();
+
+    const std::string& pin_dir() const { return pin_dir_; }
+
+private:
+    Enforcer(std::string pin_dir, int sandboxes, int trans, int accepts, int events);
+
+    std::string pin_dir_;
+    int sandboxes_ = -1;
+    int trans_ = -1;
+    int accepts_ = -1;
+    int events_ = -1;
+};
+
+} // namespace bw::rt

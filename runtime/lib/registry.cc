@@ -1,0 +1,121 @@
+#include "registry.h"
+
+#include "failure.h"
+#include "paths.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace bw::rt {
+
+namespace {
+
+std::string record_path(const std::string& name)
+{
+    return std::string(kRegistryDir) + "/" + name;
+}
+
+std::optional<SandboxRecord> read_record(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        return std::nullopt;
+    SandboxRecord r;
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto eq = line.find('=');
+        if (eq == std::string::npos)
+            continue;
+        const auto key = line.substr(0, eq);
+        const auto value = line.substr(eq + 1);
+        if (key == "name")
+            r.name = value;
+        else if (key == "cgroup")
+            r.cgroup = value;
+        else if (key == "cgroup_id")
+            r.cgroup_id = std::stoull(value);
+        else if (key == "main_pid")
+            r.main_pid = std::stoi(value);
+        else if (key == "supervisor_pid")
+            r.supervisor_pid = std::stoi(value);
+        else if (key == "policy")
+            r.policy = value;
+        else if (key == "artifact")
+            r.artifact = value;
+        else if (key == "started")
+            r.started = std::stoll(value);
+    }
+    if (r.name.empty())
+        return std::nullopt;
+    return r;
+}
+
+} // namespace
+
+bool valid_sandbox_name(const std::string& name)
+{
+    return !name.empty() && name.size() <= 64 && name != "." && name != ".." &&
+           std::all_of(name.begin(), name.end(), [](char c) {
+               return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-';
+           });
+}
+
+bool supervisor_alive(const SandboxRecord& r)
+{
+    return r.supervisor_pid > 0 && (::kill(r.supervisor_pid, 0) == 0 || errno == EPERM);
+}
+
+void register_sandbox(const SandboxRecord& r)
+{
+    if (mkdir(kRegistryDir, 0700) != 0 && errno != EEXIST)
+        fail_errno(std::string("cannot create ") + kRegistryDir);
+    const auto path = record_path(r.name);
+    if (const auto old = read_record(path); old && supervisor_alive(*old))
+        throw Failure(fmt::format("a sandbox named `{}` is already running (bwrun pid {}); choose another "
+                                  "--name",
+                                  r.name, old->supervisor_pid));
+    const auto tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << "name=" << r.name << "\ncgroup=" << r.cgroup << "\ncgroup_id=" << r.cgroup_id
+            << "\nmain_pid=" << r.main_pid << "\nsupervisor_pid=" << r.supervisor_pid << "\npolicy=" << r.policy
+            << "\nartifact=" << r.artifact << "\nstarted=" << r.started << "\n";
+        if (!out.flush())
+            fail_errno("cannot write " + tmp);
+    }
+    if (rename(tmp.c_str(), path.c_str()) != 0)
+        fail_errno("cannot write " + path);
+}
+
+void unregister_sandbox(const std::string& name)
+{
+    unlink(record_path(name).c_str());
+}
+
+std::vector<SandboxRecord> list_sandboxes()
+{
+    std::vector<SandboxRecord> out;
+    DIR* d = opendir(kRegistryDir);
+    if (d == nullptr)
+        return out;
+    while (const dirent* e = readdir(d)) {
+        const std::string name = e->d_name;
+        if (!valid_sandbox_name(name))
+            continue;
+        if (auto r = read_record(record_path(name)))
+            out.push_back(std::move(*r));
+    }
+    closedir(d);
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    return out;
+}
+
+} // namespace bw::rt

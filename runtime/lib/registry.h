@@ -1,0 +1,34 @@
+// The list of running sandboxes, one file each under /run/bumblewrap/sandboxes, written by
+// bwrun and read by bwctl.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace bw::rt {
+
+struct SandboxRecord {
+    std::string name;
+    std::string cgroup;        // cgroup directory
+    std::uint64_t cgroup_id = 0;
+    pid_t main_pid = 0;        // the program bwrun started
+    pid_t supervisor_pid = 0;  // bwrun
+    std::string policy;        // policy name
+    std::string artifact;      // path of policy.o
+    std::int64_t started = 0;  // unix time
+};
+
+// Sandbox names become cgroup and file names: letters, digits, '.', '_', '-'; 1-64 bytes.
+bool valid_sandbox_name(const std::string& name);
+
+// Creates the record; fails if a live sandbox already has the name. Call under StateLock.
+void register_sandbox(const SandboxRecord& record);
+void unregister_sandbox(const std::string& name);
+std::vector<SandboxRecord> list_sandboxes();
+// Whether the supervising bwrun still runs.
+bool supervisor_alive(const SandboxRecord& record);
+
+} // namespace bw::rt

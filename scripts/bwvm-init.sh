@@ -1,0 +1,67 @@
+#!/bin/busybox sh
+# PID 1 of the bwvm guest (packed into its initramfs). Mounts the host root read-only over
+# 9p with a tmpfs overlay for writes, mounts the kernel filesystems bumblewrap needs, runs
+# the command that bwvm wrote, and reports its status on the console.
+bb=/bin/busybox
+$bb mount -t proc proc /proc
+$bb mount -t sysfs sys /sys
+$bb mount -t devtmpfs dev /dev
+
+console=/dev/ttyS0
+fail() {
+    echo "BWVM-FAIL:$*" >$console
+    $bb reboot -f
+}
+
+for m in /modules/*.ko; do
+    [ -e "$m" ] || continue
+    $bb insmod "$m" || fail "insmod $m"
+done
+
+run=
+modules=
+for word in $($bb cat /proc/cmdline); do
+    case "$word" in
+        bwvm.run=*) run="${word#bwvm.run=}" ;;
+        bwvm.modules=*) modules="${word#bwvm.modules=}" ;;
+    esac
+done
+[ -n "$run" ] || fail "no bwvm.run= on the kernel command line"
+
+$bb mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 hostroot /lower ||
+    fail "cannot mount the host root over 9p"
+$bb mount -t tmpfs -o mode=755 rw /rw || fail "tmpfs"
+$bb mkdir -p /rw/upper /rw/work
+$bb mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work /newroot ||
+    fail "cannot mount the overlay over the host root"
+
+r=/newroot
+$bb mount -t proc proc $r/proc || fail "proc"
+$bb mount -t sysfs sys $r/sys || fail "sysfs"
+$bb mount -t devtmpfs dev $r/dev || fail "devtmpfs"
+$bb mkdir -p $r/dev/pts $r/dev/shm
+$bb mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts $r/dev/pts
+$bb mount -t tmpfs -o mode=1777 shm $r/dev/shm
+$bb mount -t tmpfs -o mode=755 run $r/run
+$bb mount -t cgroup2 cgroup2 $r/sys/fs/cgroup || fail "cgroup2"
+$bb mount -t bpf bpf $r/sys/fs/bpf || fail "bpffs"
+$bb mount -t securityfs securityfs $r/sys/kernel/security || fail "securityfs"
+$bb mount -t tracefs tracefs $r/sys/kernel/tracing || fail "tracefs"
+$bb mount -t debugfs debugfs $r/sys/kernel/debug
+# The host's unpacked kernel modules, so that modprobe works in the guest.
+if [ -n "$modules" ] && [ -d "$r$modules" ]; then
+    kver=$($bb uname -r)
+    $bb mkdir -p $r/lib/modules/$kver
+    $bb mount --bind "$r$modules" $r/lib/modules/$kver
+fi
+$bb hostname bwvm
+
+for tty in /dev/ttyS1 /dev/ttyS2; do
+    $bb stty -F $tty raw -echo
+done
+
+echo "BWVM-START" >$console
+$bb chroot $r /bin/bash "$run/cmd.sh" </dev/null >/dev/ttyS1 2>/dev/ttyS2
+echo "BWVM-EXIT:$?" >$console
+$bb sync
+$bb reboot -f

@@ -1,0 +1,285 @@
+#!/usr/bin/env bash
+# End-to-end suite: real sandboxes in a real kernel with the BPF LSM. Runs as root inside
+# scripts/bwvm (tests/run_tests.sh boots one VM per kernel for the whole suite).
+#
+# usage: run_e2e.sh BIN_DIR
+# Prints one line per test, "ok NAME" or "not ok NAME: why", then "e2e-done".
+set -u
+
+bin=$(cd "${1:?usage: run_e2e.sh BIN_DIR}" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+W=/tmp/bw-e2e
+out=$W/out
+long_dir=$W/allowed/$(printf 'x%.0s' {1..100})
+export LC_ALL=C
+
+bwc() { "$bin/bwc" "$@"; }
+bwrun() { "$bin/bwrun" "$@"; }
+bwctl() { "$bin/bwctl" "$@"; }
+
+setup() {
+    rm -rf "$W"
+    mkdir -p "$W/allowed" "$W/denied/bin" "$W/shared" "$long_dir" "$out"
+    echo "allowed content" >"$W/allowed/file"
+    echo "secret content" >"$W/secret"
+    echo "denied content" >"$W/denied/file"
+    echo "long secret" >"$long_dir/secret.txt"
+    echo "long neighbour" >"$long_dir/neighbour.txt"
+    echo "a" >"$W/a"
+    echo "b" >"$W/b"
+    cp /usr/bin/true "$W/denied/bin/true"
+    cp "$here/deep_path.py" "$W/shared/deep_path.py"
+    for p in base only-a only-b; do
+        bwc "$here/policies/$p.bwp" -o "$W/$p.o" || return 1
+    done
+}
+
+failures=0
+current=
+fail() {
+    echo "not ok $current: $*"
+    failures=$((failures + 1))
+    return 1
+}
+
+# run NAME: runs test_NAME; a test passes when it returns 0 without calling fail.
+run() {
+    current=$1
+    local before=$failures
+    if "test_$1" && [ "$failures" = "$before" ]; then
+        echo "ok $1"
+    elif [ "$failures" = "$before" ]; then
+        fail "returned non-zero"
+    fi
+}
+
+# sandbox POLICY CMD...: runs CMD under bwrun; stdout, stderr and status land in $out.
+sandbox() {
+    local policy=$1
+    shift
+    bwrun "$W/$policy.o" -- "$@" >"$out/stdout" 2>"$out/stderr"
+    echo $? >"$out/status"
+}
+status() { cat "$out/status"; }
+expect_status() {
+    [ "$(status)" = "$1" ] || fail "status $(status), wanted $1; stderr: $(head -c 600 "$out/stderr")"
+}
+expect_denial() {
+    # bwrun names the path and the deciding rule
+    grep -qF "denied read $1 by \`$2\`" "$out/stderr" ||
+        fail "no denial of $1 by \`$2\` reported; stderr: $(head -c 600 "$out/stderr")"
+}
+
+test_read_allowed() {
+    sandbox base cat "$W/allowed/file"
+    expect_status 0 && [ "$(cat "$out/stdout")" = "allowed content" ] || fail "wrong output: $(cat "$out/stdout")"
+}
+
+test_read_denied() {
+    sandbox base cat "$W/secret"
+    expect_status 1 || return
+    grep -q "Permission denied" "$out/stderr" || fail "cat did not see EACCES"
+    expect_denial "$W/secret" "deny  /tmp/bw-e2e/secret"
+    [ ! -s "$out/stdout" ] || fail "secret leaked: $(cat "$out/stdout")"
+}
+
+test_default_deny() {
+    sandbox base cat /etc/hostname
+    expect_status 1 && expect_denial /etc/hostname "default deny"
+}
+
+test_write_allowed() {
+    sandbox base sh -c "echo written >$W/allowed/new"
+    expect_status 0 && [ "$(cat "$W/allowed/new")" = "written" ] || fail "file not written"
+}
+
+test_write_denied() {
+    sandbox base sh -c "echo overwritten >$W/denied/file"
+    expect_status 2 || return
+    [ "$(cat "$W/denied/file")" = "denied content" ] || fail "denied file changed"
+    grep -qF "denied write $W/denied/file by \`deny  /tmp/bw-e2e/denied/\`" "$out/stderr" ||
+        fail "no write denial reported: $(cat "$out/stderr")"
+}
+
+test_exec_allowed() {
+    sandbox base /usr/bin/true
+    expect_status 0
+}
+
+test_exec_denied() {
+    sandbox base "$W/denied/bin/true"
+    expect_status 126 && grep -q "Permission denied" "$out/stderr" || fail "exec not refused: $(cat "$out/stderr")"
+}
+
+test_dotdot_traversal() {
+    sandbox base cat "$W/allowed/../secret"
+    expect_status 1 && expect_denial "$W/secret" "deny  /tmp/bw-e2e/secret"
+}
+
+test_symlink_made_inside() {
+    sandbox base sh -c "ln -s $W/secret $W/allowed/link && cat $W/allowed/link"
+    expect_status 1 || return
+    [ -L "$W/allowed/link" ] || fail "symlink was not created (the test did not run)"
+    expect_denial "$W/secret" "deny  /tmp/bw-e2e/secret"
+}
+
+test_denied_path_over_96_bytes() {
+    [ ${#long_dir} -gt 96 ] || fail "test path too short"
+    sandbox base cat "$long_dir/secret.txt"
+    expect_status 1 || return
+    expect_denial "$long_dir/secret.txt" "deny  $long_dir/secret.txt"
+    sandbox base cat "$long_dir/neighbour.txt"
+    expect_status 0
+}
+
+# 20 levels of 200-byte names: a path of 4044 bytes, within PATH_MAX.
+long_path() { # ROOT
+    /usr/bin/python3 "$here/deep_path.py" create "$1" 20 200 >/dev/null || return 1
+    local p=$1
+    for _ in $(seq 20); do p="$p/$(printf 'd%.0s' {1..200})"; done
+    echo "$p/leaf"
+}
+
+test_path_over_4000_bytes_allowed() {
+    local p
+    p=$(long_path "$W/allowed") || { fail "cannot build the tree"; return; }
+    [ ${#p} -gt 4000 ] || fail "path only ${#p} bytes"
+    sandbox base cat "$p"
+    expect_status 0 && [ "$(cat "$out/stdout")" = "deep" ] || fail "long allowed path not read"
+}
+
+test_path_over_4000_bytes_denied() {
+    local p
+    p=$(long_path "$W/denied") || { fail "cannot build the tree"; return; }
+    sandbox base cat "$p"
+    expect_status 1 && grep -qF "by \`deny  /tmp/bw-e2e/denied/\`" "$out/stderr" ||
+        fail "long denied path not denied: $(head -c 300 "$out/stderr")"
+}
+
+test_path_beyond_path_max_fails_closed() {
+    # 21 levels: 4245 bytes, which d_path() cannot produce. Under an allowed tree, the
+    # open must still be denied rather than decided on a partial path.
+    /usr/bin/python3 "$here/deep_path.py" create "$W/allowed" 21 200 >/dev/null || { fail "cannot build"; return; }
+    sandbox base /usr/bin/python3 "$W/shared/deep_path.py" open "$W/allowed" 21 200
+    expect_status 13 || return
+    grep -q "could not resolve" "$out/stderr" || fail "denial not reported: $(head -c 300 "$out/stderr")"
+}
+
+test_outside_unaffected() {
+    # While a sandbox runs, processes outside it are not confined.
+    bwrun "$W/base.o" -- sh -c "while [ ! -e $W/shared/stop ]; do sleep 0.05; done" 2>/dev/null &
+    local pid=$!
+    sleep 0.5
+    cat "$W/secret" >/dev/null || fail "outside process was denied"
+    touch "$W/shared/stop"
+    wait $pid || fail "sandbox failed"
+    rm -f "$W/shared/stop"
+}
+
+test_two_sandboxes_at_once() {
+    rm -f "$W/shared/"{a,b}-{up,done}
+    local script='touch %s/shared/%s-up; while [ ! -e %s/shared/%s-up ]; do sleep 0.05; done;
+        cat %s/%s && ! cat %s/%s 2>/dev/null; r=$?; touch %s/shared/%s-done;
+        while [ ! -e %s/shared/%s-done ]; do sleep 0.05; done; exit $r'
+    # shellcheck disable=SC2059
+    bwrun --name sb-a "$W/only-a.o" -- sh -c "$(printf "$script" $W a $W b $W a $W b $W a $W b)" \
+        >"$out/a.out" 2>"$out/a.err" &
+    local pa=$!
+    # shellcheck disable=SC2059
+    bwrun --name sb-b "$W/only-b.o" -- sh -c "$(printf "$script" $W b $W a $W b $W a $W b $W a)" \
+        >"$out/b.out" 2>"$out/b.err" &
+    local pb=$!
+    local n=0
+    until [ -e "$W/shared/a-up" ] && [ -e "$W/shared/b-up" ]; do
+        sleep 0.05
+        n=$((n + 1))
+        [ $n -lt 400 ] || { fail "sandboxes did not start"; kill $pa $pb; return; }
+    done
+    bwctl list >"$out/list"
+    grep -q "^sb-a .* running *only-a" "$out/list" && grep -q "^sb-b .* running *only-b" "$out/list" ||
+        fail "bwctl list does not show both: $(cat "$out/list")"
+    wait $pa
+    local ra=$?
+    wait $pb
+    local rb=$?
+    [ $ra = 0 ] && [ "$(cat "$out/a.out")" = "a" ] || fail "sandbox a: status $ra, $(cat "$out/a.err")"
+    [ $rb = 0 ] && [ "$(cat "$out/b.out")" = "b" ] || fail "sandbox b: status $rb, $(cat "$out/b.err")"
+    grep -qF "denied read $W/b by \`deny  /tmp/bw-e2e/b\`" "$out/a.err" || fail "a's denial not reported: $(cat "$out/a.err")"
+    grep -qF "denied read $W/a by \`deny  /tmp/bw-e2e/a\`" "$out/b.err" || fail "b's denial not reported: $(cat "$out/b.err")"
+}
+
+test_bwctl_list_shows_sandbox() {
+    bwrun --name lister "$W/base.o" -- sh -c "touch $W/shared/up; while [ ! -e $W/shared/stop ]; do sleep 0.05; done" \
+        2>/dev/null &
+    local pid=$!
+    until [ -e "$W/shared/up" ]; do sleep 0.05; done
+    bwctl list >"$out/list"
+    touch "$W/shared/stop"
+    wait $pid
+    rm -f "$W/shared/up" "$W/shared/stop"
+    head -n 1 "$out/list" | grep -q "NAME *PID *STATE *POLICY" || fail "no header: $(cat "$out/list")"
+    grep -q "^lister  *[0-9][0-9]* *running *e2e-base .*/sys/fs/cgroup/bumblewrap/lister$" "$out/list" ||
+        fail "sandbox missing: $(cat "$out/list")"
+}
+
+test_exit_status_0() {
+    sandbox base sh -c 'exit 0'
+    expect_status 0
+}
+
+test_exit_status_3() {
+    sandbox base sh -c 'exit 3'
+    expect_status 3
+}
+
+test_exit_status_sigkill() {
+    sandbox base sh -c 'kill -9 $$'
+    expect_status 137
+}
+
+test_background_children_killed() {
+    # The sandbox ends with its main program: nothing keeps running, confined or not.
+    sandbox base sh -c "sleep 1000 & echo \$! >$W/allowed/bgpid"
+    expect_status 0 || return
+    local bg
+    bg=$(cat "$W/allowed/bgpid")
+    if kill -0 "$bg" 2>/dev/null; then
+        fail "background process $bg survived its sandbox"
+    fi
+}
+
+test_nothing_left_behind() {
+    [ ! -e /sys/fs/bpf/bumblewrap ] || fail "pins left: $(ls -R /sys/fs/bpf/bumblewrap)"
+    [ ! -e /sys/fs/cgroup/bumblewrap ] || fail "cgroups left: $(ls /sys/fs/cgroup/bumblewrap)"
+    [ -z "$(ls /run/bumblewrap/sandboxes 2>/dev/null)" ] || fail "registry left: $(ls /run/bumblewrap/sandboxes)"
+    ! bpftool prog show 2>/dev/null | grep -q bw_file_open || fail "program still loaded"
+}
+
+test_bad_artifact() {
+    echo 'policy "x" {}' >"$W/not-an-artifact.o"
+    bwrun "$W/not-an-artifact.o" -- true >"$out/stdout" 2>"$out/stderr"
+    local rc=$?
+    [ $rc = 125 ] || fail "status $rc"
+    grep -q "not a policy artifact" "$out/stderr" || fail "unclear message: $(cat "$out/stderr")"
+}
+
+test_program_not_found() {
+    sandbox base /usr/bin/does-not-exist
+    expect_status 127 && grep -q "cannot run /usr/bin/does-not-exist" "$out/stderr" || fail "$(cat "$out/stderr")"
+}
+
+echo "kernel $(uname -r), LSMs $(cat /sys/kernel/security/lsm)"
+if ! setup; then
+    echo "not ok setup: policies did not compile"
+    echo "e2e-done"
+    exit 1
+fi
+for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed write_denied exec_allowed exec_denied \
+    dotdot_traversal symlink_made_inside denied_path_over_96_bytes path_over_4000_bytes_allowed \
+    path_over_4000_bytes_denied path_beyond_path_max_fails_closed outside_unaffected \
+    two_sandboxes_at_once bwctl_list_shows_sandbox exit_status_0 exit_status_3 exit_status_sigkill \
+    background_children_killed bad_artifact program_not_found nothing_left_behind}; do
+    run "$t"
+done
+echo "e2e-done"
+[ "$failures" = 0 ]

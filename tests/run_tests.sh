@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The whole test run, as CI runs it (as root): installs what is missing, builds, runs the
+# unit tests on the host, the VM runner's own tests, and the end-to-end suite inside
+# scripts/bwvm on Linux 6.1 and 6.12 (one boot per kernel). One line per test, then
+# "N passed, M failed". Exits non-zero if anything failed or did not run.
+set -u
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+build=${BW_BUILD_DIR:-$root/build}
+log=$build/test-logs
+passed=0
+failed=0
+
+pass() {
+    echo "PASS $*"
+    passed=$((passed + 1))
+}
+fail() {
+    echo "FAIL $*"
+    failed=$((failed + 1))
+}
+finish() {
+    echo "$passed passed, $failed failed"
+    [ "$failed" = 0 ] && [ "$passed" -gt 0 ]
+    exit $?
+}
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+suite_start=$(now)
+
+# --- dependencies and build ---------------------------------------------------------------
+
+if bash scripts/install-deps.sh; then
+    pass "dependencies installed"
+else
+    fail "dependencies installed (scripts/install-deps.sh failed)"
+    finish
+fi
+if cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+    cmake --build "$build" -j"$(nproc)"; then
+    pass "build"
+else
+    fail "build"
+    finish
+fi
+mkdir -p "$log"
+bin=$build/bin
+
+# --- unit tests (host) ------------------------------------------------------------------
+
+if "$bin/bw_unit_tests" -r junit -o "$log/unit.xml" >/dev/null 2>&1 || [ -s "$log/unit.xml" ]; then
+    while IFS=$'\t' read -r verdict name; do
+        if [ "$verdict" = ok ]; then pass "[unit] $name"; else fail "[unit] $name"; fi
+    done < <(python3 - "$log/unit.xml" <<'EOF'
+import sys
+import xml.etree.ElementTree as ET
+# Catch2 reports sections as extra test cases named "case/section"; a case fails if any part fails.
+cases = {}
+for tc in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    name = tc.get("name").split("/")[0]
+    bad = tc.find("failure") is not None or tc.find("error") is not None
+    cases[name] = cases.get(name, False) or bad
+for name, bad in cases.items():
+    print(("fail" if bad else "ok") + "\t" + name)
+EOF
+    )
+    if grep -q "<failure\|<error" "$log/unit.xml"; then
+        echo "--- unit test failures ---"
+        "$bin/bw_unit_tests" 2>&1 | grep -A12 "FAILED" | head -n 80
+    fi
+else
+    fail "[unit] bw_unit_tests did not run"
+fi
+
+# --- command line (host) ----------------------------------------------------------------
+
+check_cli() { # NAME EXPECTED_STATUS COMMAND...
+    local name=$1 want=$2
+    shift 2
+    "$@" >"$log/cli.out" 2>&1
+    local rc=$?
+    if [ "$rc" = "$want" ]; then pass "[cli] $name"; else fail "[cli] $name (status $rc, wanted $want): $(head -c 400 "$log/cli.out")"; fi
+}
+check_cli "bwc check: clean policy exits 0" 0 "$bin/bwc" check tests/policies/valid/demo.bwp
+check_cli "bwc check: errors exit 1" 1 "$bin/bwc" check tests/policies/invalid/missing-default.bwp
+check_cli "bwc check: warnings pass without -Werror" 0 "$bin/bwc" check tests/policies/invalid/duplicate-rule.bwp
+check_cli "bwc check: warnings fail under -Werror" 1 "$bin/bwc" check -Werror tests/policies/invalid/duplicate-rule.bwp
+check_cli "bwc: usage error exits 2" 2 "$bin/bwc" check --bogus
+check_cli "bwc: compiles the demo" 0 "$bin/bwc" examples/demo.bwp -o "$log/demo.o"
+check_cli "bwc inspect: reads the demo artifact" 0 "$bin/bwc" inspect "$log/demo.o"
+check_cli "bwrun: usage error exits 2" 2 "$bin/bwrun" "$log/demo.o"
+"$bin/bwc" check tests/policies/invalid/path-dot-component.bwp 2>"$log/diag.txt"
+if grep -q "path-dot-component.bwp:6:11: error: path \`/usr/../etc/\` has a \`..\` component \[BW3003\]" "$log/diag.txt" &&
+    grep -q "^    6 |     allow /usr/../etc/$" "$log/diag.txt" && grep -q "^      |           ^^^^^^^^^^^^$" "$log/diag.txt" &&
+    grep -q "hint:" "$log/diag.txt"; then
+    pass "[cli] diagnostics show file:line:col, the source line, an underline and a hint"
+else
+    fail "[cli] diagnostic rendering: $(cat "$log/diag.txt")"
+fi
+
+# --- the VM runner ------------------------------------------------------------------------
+
+t=$(now)
+scripts/bwvm -- true >"$log/bwvm.out" 2>&1
+rc=$?
+boot=$(elapsed "$t")
+if [ "$rc" = 0 ]; then pass "[bwvm] true exits 0 (${boot}s wall)"; else fail "[bwvm] true: status $rc: $(tail -n 20 "$log/bwvm.out")"; fi
+check_cli "bwvm: COMMAND's status is bwvm's" 7 scripts/bwvm -- sh -c 'exit 7'
+scripts/bwvm -- sh -c 'echo to-stdout; echo to-stderr >&2; pwd' >"$log/streams.out" 2>"$log/streams.err"
+if [ "$(cat "$log/streams.out")" = "$(printf 'to-stdout\n%s' "$root")" ] && grep -qx to-stderr "$log/streams.err"; then
+    pass "[bwvm] stdout and stderr streamed apart, same working directory"
+else
+    fail "[bwvm] streams: out=$(cat "$log/streams.out") err=$(cat "$log/streams.err")"
+fi
+scripts/bwvm -- sh -c "touch $root/.bwvm-write-probe" >/dev/null 2>&1
+if [ ! -e "$root/.bwvm-write-probe" ]; then pass "[bwvm] guest writes never reach the host"; else
+    rm -f "$root/.bwvm-write-probe"
+    fail "[bwvm] a guest write reached the host"
+fi
+scripts/bwvm --timeout 3 -- sleep 60 >"$log/timeout.out" 2>&1
+rc=$?
+if [ "$rc" = 124 ] && grep -q "timeout" "$log/timeout.out"; then pass "[bwvm] --timeout exits 124 with a message"; else
+    fail "[bwvm] --timeout: status $rc: $(cat "$log/timeout.out")"
+fi
+scripts/bwvm --kernel-arg rdinit=/no-such-init -- true >"$log/panic.out" 2>&1
+rc=$?
+if [ "$rc" = 125 ] && grep -q "panicked" "$log/panic.out"; then pass "[bwvm] a guest kernel panic is reported"; else
+    fail "[bwvm] panic: status $rc: $(tail -n 5 "$log/panic.out")"
+fi
+env PATH=/nonexistent /bin/bash scripts/bwvm -- true >"$log/noqemu.out" 2>&1
+rc=$?
+if [ "$rc" = 125 ] && grep -q "qemu-system-x86" "$log/noqemu.out"; then pass "[bwvm] missing qemu names its package"; else
+    fail "[bwvm] missing qemu: status $rc: $(cat "$log/noqemu.out")"
+fi
+
+# --- end to end, in the VM, one boot per kernel ------------------------------------------
+
+run_e2e() { # KERNEL
+    local k=$1 t rc
+    t=$(now)
+    scripts/bwvm --kernel "$k" --timeout 900 -- bash tests/e2e/run_e2e.sh "$bin" >"$log/e2e-$k.log" 2>&1
+    rc=$?
+    echo "e2e on $k: $(head -n 1 "$log/e2e-$k.log"), $(elapsed "$t")s wall, status $rc"
+    while read -r line; do
+        case "$line" in
+            "ok "*) pass "[e2e $k] ${line#ok }" ;;
+            "not ok "*) fail "[e2e $k] ${line#not ok }" ;;
+        esac
+    done <"$log/e2e-$k.log"
+    if ! grep -qx "e2e-done" "$log/e2e-$k.log"; then
+        fail "[e2e $k] the suite did not finish (status $rc): $(tail -n 20 "$log/e2e-$k.log")"
+    fi
+}
+run_e2e 6.1
+run_e2e 6.12
+
+# A kernel booted without the BPF LSM: bwrun explains in one line and points at bwvm.
+scripts/bwvm --kernel-arg lsm=landlock,yama -- "$bin/bwrun" "$log/demo.o" -- true >"$log/nolsm.out" 2>&1
+rc=$?
+if [ "$rc" = 125 ] && [ "$(wc -l <"$log/nolsm.out")" = 1 ] &&
+    grep -q "does not run BPF LSM programs.*lsm=[a-z,]*,bpf.*scripts/bwvm" "$log/nolsm.out"; then
+    pass "[e2e] without the BPF LSM, bwrun names the fix and the VM runner"
+else
+    fail "[e2e] no BPF LSM: status $rc: $(cat "$log/nolsm.out")"
+fi
+
+echo "total wall time $(elapsed "$suite_start")s"
+finish

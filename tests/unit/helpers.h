@@ -1,0 +1,39 @@
+// Shared by the unit tests: compile policy text through the real pipeline.
+#pragma once
+
+#include "driver/driver.h"
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+namespace bw::test {
+
+// A private temporary folder, removed with the object.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    std::filesystem::path path() const { return path_; }
+    std::string write(const std::string& name, const std::string& text) const;
+
+private:
+    std::filesystem::path path_;
+};
+
+struct CompileResult {
+    std::unique_ptr<Compilation> compilation; // owns the diagnostics and their sources
+    std::optional<Compiled> compiled;
+
+    const Diagnostics& diags() const { return compilation->diags; }
+};
+
+// Writes `text` to a file named `name` in a temporary folder and runs the pipeline.
+CompileResult compile_text(const std::string& text, const std::string& name = "test.bwp");
+CompileResult compile_file(const std::string& path);
+
+} // namespace bw::test

@@ -1,0 +1,32 @@
+// The layouts the BPF programs and user space share. A change here is an ABI change:
+// bump BW_ABI_VERSION in bpf-templates/bumblewrap.h with it.
+#include "bumblewrap.h"
+#include "ir/ir.h"
+
+#include <cstddef>
+
+static_assert(BW_ABI_VERSION == 1);
+static_assert(sizeof(bw_sandbox) == 272);
+static_assert(offsetof(bw_sandbox, nclasses) == 0);
+static_assert(offsetof(bw_sandbox, nstates) == 4);
+static_assert(offsetof(bw_sandbox, default_decision) == 8);
+static_assert(offsetof(bw_sandbox, default_rule) == 12);
+static_assert(offsetof(bw_sandbox, classes) == 16);
+static_assert(sizeof(bw_accept) == 12);
+static_assert(offsetof(bw_accept, exact_rule) == 0);
+static_assert(offsetof(bw_accept, tree_rule) == 4);
+static_assert(offsetof(bw_accept, exact_decision) == 8);
+static_assert(offsetof(bw_accept, tree_decision) == 9);
+static_assert(sizeof(bw_event) == 48 + BW_PATH_MAX);
+static_assert(offsetof(bw_event, cgroup_id) == 0);
+static_assert(offsetof(bw_event, rule_id) == 16);
+static_assert(offsetof(bw_event, path_error) == 24);
+static_assert(offsetof(bw_event, path_len) == 28);
+static_assert(offsetof(bw_event, comm) == 32);
+static_assert(offsetof(bw_event, path) == 48);
+static_assert(sizeof(bw_scratch) == BW_PATH_MAX);
+// The kernel's d_path() limit; the walk and the event buffer rely on it being a power of two.
+static_assert(BW_PATH_MAX == 4096 && (BW_PATH_MAX & (BW_PATH_MAX - 1)) == 0);
+
+static_assert(static_cast<int>(bw::ir::Decision::Allow) == BW_DECISION_ALLOW);
+static_assert(static_cast<int>(bw::ir::Decision::Deny) == BW_DECISION_DENY);

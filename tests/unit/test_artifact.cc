@@ -1,0 +1,152 @@
+// policy.o: written atomically, deterministic, readable back, loadable by libbpf, and
+// refused with a clear message when corrupt or from another format version.
+#include "artifact/artifact.h"
+#include "helpers.h"
+
+#include <bpf/libbpf.h>
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
+
+namespace bw::embedded {
+extern const std::span<const std::byte> generic_bpf;
+}
+
+using namespace bw;
+
+namespace {
+
+const char* kPolicy = R"(policy "web" {
+    default deny
+    allow /usr/
+    deny /usr/bin/su
+})";
+
+std::string slurp(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string build(const test::TempDir& dir, const std::string& text, const std::string& out)
+{
+    const auto src = dir.write("web.bwp", text);
+    Compilation c;
+    std::string dump;
+    auto compiled = run_pipeline(src, c, Emit::None, dump);
+    REQUIRE(compiled);
+    const auto path = (dir.path() / out).string();
+    REQUIRE(run_write_artifact(*compiled, path, embedded::generic_bpf, c));
+    return path;
+}
+
+} // namespace
+
+TEST_CASE("an artifact reads back with its tables, rules and provenance")
+{
+    test::TempDir dir;
+    const auto path = build(dir, kPolicy, "web.o");
+    const auto read = artifact::read(path);
+    REQUIRE(std::holds_alternative<artifact::Artifact>(read));
+    const auto& a = std::get<artifact::Artifact>(read);
+    CHECK(a.policy.policy_name == "web");
+    CHECK(a.policy.format_version == artifact::kFormatVersion);
+    CHECK(a.policy.abi_version == BW_ABI_VERSION);
+    REQUIRE(a.policy.rules.size() == 3);
+    const auto* su = a.policy.rule(3);
+    REQUIRE(su != nullptr);
+    CHECK(su->text == "deny /usr/bin/su");
+    CHECK(su->line == 4);
+    CHECK(a.policy.tables.trans.size() ==
+          std::size_t{a.policy.tables.sandbox.nstates} * a.policy.tables.sandbox.nclasses);
+}
+
+TEST_CASE("compiling the same input twice gives identical bytes")
+{
+    test::TempDir dir;
+    CHECK(slurp(build(dir, kPolicy, "one.o")) == slurp(build(dir, kPolicy, "two.o")));
+}
+
+TEST_CASE("artifacts of different policies share one program identity")
+{
+    test::TempDir dir;
+    const auto a = std::get<artifact::Artifact>(artifact::read(build(dir, kPolicy, "a.o")));
+    const auto b = std::get<artifact::Artifact>(
+        artifact::read(build(dir, "policy \"other\" {\n default allow\n deny /etc/\n}\n", "b.o")));
+    CHECK(a.program_id == b.program_id);
+    CHECK(a.elf != b.elf);
+}
+
+TEST_CASE("libbpf opens the artifact and finds the program and its maps")
+{
+    test::TempDir dir;
+    const auto a = std::get<artifact::Artifact>(artifact::read(build(dir, kPolicy, "web.o")));
+    libbpf_set_print(nullptr);
+    bpf_object* obj = bpf_object__open_mem(a.elf.data(), a.elf.size(), nullptr);
+    REQUIRE(obj != nullptr);
+    CHECK(bpf_object__find_program_by_name(obj, "bw_file_open") != nullptr);
+    for (const char* map : {"bw_sandboxes", "bw_trans", "bw_accepts", "bw_events", "bw_scratch"})
+        CHECK(bpf_object__find_map_by_name(obj, map) != nullptr);
+    bpf_object__close(obj);
+}
+
+TEST_CASE("corrupt and foreign inputs are refused with a reason")
+{
+    test::TempDir dir;
+    const auto good = std::get<artifact::Artifact>(artifact::read(build(dir, kPolicy, "web.o")));
+    auto blob = artifact::encode(good.policy);
+
+    SECTION("truncated")
+    {
+        blob.resize(blob.size() - 3);
+        const auto r = artifact::decode(blob);
+        REQUIRE(std::holds_alternative<artifact::Error>(r));
+        CHECK_THAT(std::get<artifact::Error>(r).message, Catch::Contains("truncated"));
+    }
+    SECTION("another format version")
+    {
+        blob[8] = std::byte{99};
+        const auto r = artifact::decode(blob);
+        REQUIRE(std::holds_alternative<artifact::Error>(r));
+        CHECK_THAT(std::get<artifact::Error>(r).message, Catch::Contains("format version 99 is not supported"));
+    }
+    SECTION("a transition out of range")
+    {
+        auto data = good.policy;
+        data.tables.trans.back() = data.tables.sandbox.nstates;
+        const auto r = artifact::decode(artifact::encode(data));
+        REQUIRE(std::holds_alternative<artifact::Error>(r));
+        CHECK_THAT(std::get<artifact::Error>(r).message, Catch::Contains("transition out of range"));
+    }
+    SECTION("not an ELF file")
+    {
+        const auto path = dir.write("policy.bwp.o", "policy \"x\" {}");
+        const auto r = artifact::read(path);
+        REQUIRE(std::holds_alternative<artifact::Error>(r));
+        CHECK_THAT(std::get<artifact::Error>(r).message, Catch::Contains("not an ELF object"));
+    }
+    SECTION("an ELF object without a policy")
+    {
+        std::ofstream(dir.path() / "plain.o", std::ios::binary)
+            .write(reinterpret_cast<const char*>(embedded::generic_bpf.data()),
+                   static_cast<std::streamsize>(embedded::generic_bpf.size()));
+        const auto r = artifact::read((dir.path() / "plain.o").string());
+        REQUIRE(std::holds_alternative<artifact::Error>(r));
+        CHECK_THAT(std::get<artifact::Error>(r).message, Catch::Contains("has no `.bw.policy` section"));
+    }
+}
+
+TEST_CASE("a failed write leaves no file behind")
+{
+    test::TempDir dir;
+    const auto src = dir.write("web.bwp", kPolicy);
+    Compilation c;
+    std::string dump;
+    auto compiled = run_pipeline(src, c, Emit::None, dump);
+    REQUIRE(compiled);
+    const std::byte not_elf[] = {std::byte{1}, std::byte{2}, std::byte{3}};
+    const auto out = (dir.path() / "web.o").string();
+    CHECK_FALSE(run_write_artifact(*compiled, out, not_elf, c));
+    CHECK(c.diags.all().back().kind == DiagKind::OutputWriteFailed);
+    CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) == 1); // only web.bwp
+}
