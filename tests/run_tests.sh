@@ -142,7 +142,7 @@ run_e2e() { # KERNEL
     t=$(now)
     scripts/bwvm --kernel "$k" --timeout 900 -- bash tests/e2e/run_e2e.sh "$bin" >"$log/e2e-$k.log" 2>&1
     rc=$?
-    echo "e2e on $k: $(head -n 1 "$log/e2e-$k.log"), $(elapsed "$t")s wall, status $rc"
+    echo "e2e on $k: $(grep -m1 '^kernel ' "$log/e2e-$k.log"), $(elapsed "$t")s wall, status $rc"
     while read -r line; do
         case "$line" in
             "ok "*) pass "[e2e $k] ${line#ok }" ;;

@@ -252,7 +252,14 @@ int run(const Options& o)
     std::optional<rt::StateLock> lock;
     lock.emplace();
     auto enforcer = rt::Enforcer::open(art);
-    auto cgroup = rt::Cgroup::create(name);
+    std::optional<rt::Cgroup> cgroup;
+    try {
+        cgroup.emplace(rt::Cgroup::create(name));
+    } catch (...) {
+        // The first sandbox may have just loaded the program: leave nothing attached.
+        enforcer.unload_if_unused();
+        throw;
+    }
     int events_fd = -1;
     pid_t pid = -1;
     int pidfd = -1;
@@ -262,19 +269,24 @@ int run(const Options& o)
 
     // Whatever happens from here, the sandbox ends with bwrun and leaves nothing behind.
     auto teardown = [&] {
-        if (pid > 0)
-            cgroup.kill_all(std::chrono::seconds(10));
+        // Processes that survive SIGKILL keep their policy: never lift it from a live sandbox.
+        const bool empty = pid <= 0 || cgroup->kill_all(std::chrono::seconds(10));
         if (ring != nullptr) {
             ring_buffer__consume(ring);
             ring_buffer__free(ring);
         }
         ctx.flush();
+        if (!empty) {
+            std::fprintf(stderr, "bwrun: processes of %s survived SIGKILL; the sandbox stays confined\n",
+                         cgroup->path().c_str());
+            return;
+        }
         if (!lock)
             lock.emplace();
-        enforcer.uninstall(cgroup.id());
+        enforcer.uninstall(cgroup->id());
         if (events_fd >= 0)
             close(events_fd);
-        cgroup.remove();
+        cgroup->remove();
         if (registered)
             rt::unregister_sandbox(name);
         enforcer.unload_if_unused();
@@ -283,12 +295,12 @@ int run(const Options& o)
 
     int status = kExitFailure;
     try {
-        events_fd = enforcer.install(cgroup.id(), art.policy.tables);
+        events_fd = enforcer.install(cgroup->id(), art.policy.tables);
         ring = ring_buffer__new(events_fd, on_event, &ctx, nullptr);
         if (ring == nullptr)
             rt::fail_errno("cannot read the sandbox's denial ring buffer");
-        pid = spawn_in_cgroup(cgroup, o.command.data(), old_mask, pidfd);
-        rt::register_sandbox(rt::SandboxRecord{name, cgroup.path(), cgroup.id(), pid, getpid(),
+        pid = spawn_in_cgroup(*cgroup, o.command.data(), old_mask, pidfd);
+        rt::register_sandbox(rt::SandboxRecord{name, cgroup->path(), cgroup->id(), pid, getpid(),
                                                art.policy.policy_name, o.artifact,
                                                static_cast<std::int64_t>(std::time(nullptr))});
         registered = true;

@@ -86,7 +86,7 @@ bool Cgroup::populated() const
     return false;
 }
 
-void Cgroup::kill_all(std::chrono::milliseconds timeout)
+bool Cgroup::kill_all(std::chrono::milliseconds timeout)
 {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     bool have_kill_file = true;
@@ -103,9 +103,10 @@ void Cgroup::kill_all(std::chrono::milliseconds timeout)
                 ::kill(pid, SIGKILL);
         }
         if (std::chrono::steady_clock::now() > deadline)
-            throw Failure("processes of cgroup " + path_ + " did not exit after SIGKILL");
+            return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+    return true;
 }
 
 bool Cgroup::remove()

@@ -23,8 +23,9 @@ public:
     int fd() const { return fd_; } // for clone3(CLONE_INTO_CGROUP)
     std::uint64_t id() const { return id_; } // what bpf_get_current_cgroup_id() returns inside
 
-    // Kills every process left inside and waits until the cgroup is empty.
-    void kill_all(std::chrono::milliseconds timeout);
+    // Kills every process left inside and waits until the cgroup is empty; false if
+    // processes remain after `timeout`.
+    bool kill_all(std::chrono::milliseconds timeout);
     // Removes the directory; false while processes remain.
     bool remove();
 
