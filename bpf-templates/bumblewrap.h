@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 1
+#define BW_ABI_VERSION 2
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -19,6 +19,8 @@
 /* DFA state numbers: 0 is the dead state (no rule can match any more). */
 #define BW_DEAD_STATE 0
 #define BW_START_STATE 1
+/* Set in a transition whose target is absorbing: its decisions hold for any suffix. */
+#define BW_ABSORBING (1u << 31)
 
 enum bw_decision {
 	BW_DECISION_NONE = 0,
@@ -26,10 +28,20 @@ enum bw_decision {
 	BW_DECISION_DENY = 2,
 };
 
-/* Access bits recorded in events (file_open's f_mode). */
-enum bw_access {
-	BW_ACCESS_READ = 1,
-	BW_ACCESS_WRITE = 2,
+/* Access kinds, as in the language (values match ir::Access). */
+enum bw_access_kind {
+	BW_ACCESS_READ,
+	BW_ACCESS_WRITE,
+	BW_ACCESS_APPEND,
+	BW_ACCESS_EXEC,
+	BW_ACCESS_CREATE,
+	BW_ACCESS_DELETE,
+	BW_ACCESS_RENAME,
+	BW_ACCESS_LINK,
+	BW_ACCESS_METADATA,
+	BW_ACCESS_ATTR,
+	BW_ACCESS_IOCTL,
+	BW_ACCESS_KINDS,
 };
 
 /*
@@ -44,14 +56,12 @@ struct bw_sandbox {
 	__u8 classes[256];      /* byte -> class */
 };
 
-/* Per DFA state: what decides when the path ends here, and what decides for this
- * node and everything below it unless a deeper state says otherwise. */
+/* Per DFA state: for each access kind, the decision for a path ending here and the
+ * rule that made it (decision NONE: the sandbox's default decides). */
 struct bw_accept {
-	__u32 exact_rule;
-	__u32 tree_rule;
-	__u8 exact_decision;
-	__u8 tree_decision;
-	__u8 pad[2];
+	__u32 rule[BW_ACCESS_KINDS];
+	__u8 decision[BW_ACCESS_KINDS];
+	__u8 pad;
 };
 
 /* Scratch space per task: bpf_d_path's output. Task-local so that preemption cannot
@@ -67,7 +77,7 @@ struct bw_event {
 	__u32 pid;
 	__u32 tgid;
 	__u32 rule_id;
-	__u32 access;     /* enum bw_access bits */
+	__u32 access;     /* enum bw_access_kind that was denied */
 	__s32 path_error;
 	__u32 path_len;
 	char comm[16];

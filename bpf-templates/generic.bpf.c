@@ -73,36 +73,15 @@ struct {
 struct walk {
 	const char *path;
 	void *trans;
-	void *accepts;
 	const struct bw_sandbox *sandbox;
 	__u32 state;
-	__u32 decision;
-	__u32 rule;
 	__u32 failed;
 };
 
-static __u32 lookup_accept(struct walk *w, __u32 state, int exact)
-{
-	struct bw_accept *a = bpf_map_lookup_elem(w->accepts, &state);
-
-	if (!a) {
-		w->failed = 1;
-		return 0;
-	}
-	if (exact && a->exact_decision) {
-		w->decision = a->exact_decision;
-		w->rule = a->exact_rule;
-	} else if (!exact && a->tree_decision) {
-		w->decision = a->tree_decision;
-		w->rule = a->tree_rule;
-	}
-	return 1;
-}
-
 /*
- * Step i of the walk: the automaton has consumed path[0..i). At a component
- * boundary the current state's tree decision becomes the candidate (deeper beats
- * shallower); at the end its exact decision, if any, overrides.
+ * One byte of the walk. The automaton decides at the end of the path; it stops early at
+ * the dead state (no rule matches: the default decides) or at an absorbing state (no
+ * suffix changes the decision).
  */
 static long walk_step(__u64 i, void *ctx)
 {
@@ -113,25 +92,19 @@ static long walk_step(__u64 i, void *ctx)
 	if (i >= BW_PATH_MAX)
 		return 1;
 	c = w->path[i];
-	if (c == '/' || c == 0) {
-		if (!lookup_accept(w, w->state, 0))
-			return 1;
-	}
-	if (c == 0) {
-		lookup_accept(w, w->state, 1);
+	if (c == 0)
 		return 1;
-	}
 	index = w->state * w->sandbox->nclasses + w->sandbox->classes[c];
 	next = bpf_map_lookup_elem(w->trans, &index);
 	if (!next) {
 		w->failed = 1;
 		return 1;
 	}
-	w->state = *next;
-	return w->state == BW_DEAD_STATE;
+	w->state = *next & ~BW_ABSORBING;
+	return w->state == BW_DEAD_STATE || (*next & BW_ABSORBING);
 }
 
-static void report(__u64 cgid, struct file *file, const char *path, long len, __u32 rule)
+static void report(__u64 cgid, const char *path, long len, __u32 access, __u32 rule)
 {
 	struct bw_event *e;
 	void *ring;
@@ -146,11 +119,7 @@ static void report(__u64 cgid, struct file *file, const char *path, long len, __
 	e->pid = (__u32)bpf_get_current_pid_tgid();
 	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->rule_id = rule;
-	e->access = 0;
-	if (file->f_mode & FMODE_READ)
-		e->access |= BW_ACCESS_READ;
-	if (file->f_mode & FMODE_WRITE)
-		e->access |= BW_ACCESS_WRITE;
+	e->access = access;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	if (len < 0) {
 		e->path_error = (__s32)len;
@@ -164,14 +133,31 @@ static void report(__u64 cgid, struct file *file, const char *path, long len, __
 	bpf_ringbuf_submit(e, 0);
 }
 
+/* The decision for one access kind at the walk's final state. */
+static int decide(const struct bw_sandbox *sandbox, const struct bw_accept *a, __u32 kind, __u32 *rule)
+{
+	if (kind >= BW_ACCESS_KINDS)
+		return BW_DECISION_DENY;
+	if (a && a->decision[kind] != BW_DECISION_NONE) {
+		*rule = a->rule[kind];
+		return a->decision[kind];
+	}
+	*rule = sandbox->default_rule;
+	return sandbox->default_decision;
+}
+
 SEC("lsm.s/file_open")
 int BPF_PROG(bw_file_open, struct file *file, int ret)
 {
 	struct bw_sandbox *sandbox;
 	struct bw_scratch *scratch;
+	struct bw_accept *accept = 0;
 	struct walk w = {};
+	__u32 kinds[2], rule = 0;
+	void *accepts;
 	__u64 cgid;
 	long len;
+	int n = 0, i;
 
 	/* An earlier program already denied: keep its answer. */
 	if (ret)
@@ -182,37 +168,56 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 	if (!sandbox)
 		return 0;
 
+	/* What this open asks for: exec, or read and/or write (append when O_APPEND). */
+	if (file->f_mode & FMODE_EXEC) {
+		kinds[n++] = BW_ACCESS_EXEC;
+	} else {
+		if (file->f_mode & FMODE_READ)
+			kinds[n++] = BW_ACCESS_READ;
+		if (file->f_mode & FMODE_WRITE)
+			kinds[n++] = (file->f_flags & O_APPEND) ? BW_ACCESS_APPEND : BW_ACCESS_WRITE;
+	}
+
 	w.sandbox = sandbox;
 	w.state = BW_START_STATE;
 	w.trans = bpf_map_lookup_elem(&bw_trans, &cgid);
-	w.accepts = bpf_map_lookup_elem(&bw_accepts, &cgid);
+	accepts = bpf_map_lookup_elem(&bw_accepts, &cgid);
 	scratch = bpf_task_storage_get(&bw_scratch, bpf_get_current_task_btf(), 0,
 				       BPF_LOCAL_STORAGE_GET_F_CREATE);
 	/* A sandbox without its tables or scratch space fails closed. */
-	if (!w.trans || !w.accepts || !scratch) {
-		report(cgid, file, 0, -ENOMEM, sandbox->default_rule);
+	if (!w.trans || !accepts || !scratch) {
+		report(cgid, 0, -ENOMEM, n ? kinds[0] : BW_ACCESS_READ, sandbox->default_rule);
 		return -EACCES;
 	}
 
 	/* An unresolvable path (too long, say) is denied: the buffer is never trusted then. */
 	len = bpf_d_path(&file->f_path, scratch->path, sizeof(scratch->path));
 	if (len <= 0 || len > BW_PATH_MAX) {
-		report(cgid, file, 0, len <= 0 ? len : -ENAMETOOLONG, sandbox->default_rule);
+		report(cgid, 0, len <= 0 ? len : -ENAMETOOLONG, n ? kinds[0] : BW_ACCESS_READ,
+		       sandbox->default_rule);
 		return -EACCES;
 	}
 	w.path = scratch->path;
 	bpf_loop(len, walk_step, &w, 0);
-
 	if (w.failed) {
-		report(cgid, file, w.path, len, sandbox->default_rule);
+		report(cgid, w.path, len, n ? kinds[0] : BW_ACCESS_READ, sandbox->default_rule);
 		return -EACCES;
 	}
-	if (w.decision == BW_DECISION_NONE) {
-		w.decision = sandbox->default_decision;
-		w.rule = sandbox->default_rule;
+	if (w.state != BW_DEAD_STATE) {
+		accept = bpf_map_lookup_elem(accepts, &w.state);
+		if (!accept) {
+			report(cgid, w.path, len, n ? kinds[0] : BW_ACCESS_READ, sandbox->default_rule);
+			return -EACCES;
+		}
 	}
-	if (w.decision == BW_DECISION_ALLOW)
-		return 0;
-	report(cgid, file, w.path, len, w.rule);
-	return -EACCES;
+
+	for (i = 0; i < 2; i++) {
+		if (i >= n)
+			break;
+		if (decide(sandbox, accept, kinds[i], &rule) != BW_DECISION_ALLOW) {
+			report(cgid, w.path, len, kinds[i], rule);
+			return -EACCES;
+		}
+	}
+	return 0;
 }

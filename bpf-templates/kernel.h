@@ -22,6 +22,7 @@ struct path {
 struct file {
 	struct path f_path;
 	unsigned int f_mode;
+	unsigned int f_flags;
 };
 
 #pragma clang attribute pop
@@ -29,6 +30,10 @@ struct file {
 /* include/linux/fs.h */
 #define FMODE_READ 0x1
 #define FMODE_WRITE 0x2
+#define FMODE_EXEC 0x20
+
+/* include/uapi/asm-generic/fcntl.h */
+#define O_APPEND 02000
 
 #define EACCES 13
 #define ENOMEM 12

@@ -10,7 +10,7 @@ packages=(
     libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
     antlr4 libantlr4-runtime-dev
     libfmt-dev catch2
-    linux-libc-dev
+    linux-libc-dev linux-libc-dev-arm64-cross
     qemu-system-x86 busybox-static cpio xz-utils kmod
 )
 

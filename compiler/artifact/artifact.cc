@@ -117,10 +117,13 @@ PolicyData make_policy_data(const ir::Policy& policy, MapTables tables, std::str
     data.policy_name = policy.name;
     data.source_files = policy.files;
     data.tables = std::move(tables);
-    const auto& d = policy.default_origin;
-    data.rules.push_back(RuleRecord{ir::kDefaultRuleId, policy.default_decision, d.file, d.line, d.column, d.text});
+    auto add = [&](ir::RuleId id, ir::Decision decision, const ir::Provenance& o) {
+        data.rules.push_back(RuleRecord{id, decision, o.file, o.line, o.column, o.text});
+    };
+    for (const auto* d : {&policy.path_default, &policy.net_default, &policy.syscall_default})
+        add(d->id, d->decision, d->origin);
     for (const auto& r : policy.rules)
-        data.rules.push_back(RuleRecord{r.id, r.decision, r.origin.file, r.origin.line, r.origin.column, r.origin.text});
+        add(r.id, r.decision, r.origin);
     return data;
 }
 
@@ -197,7 +200,7 @@ std::variant<PolicyData, Error> decode(std::span<const std::byte> bytes)
         d.tables.trans.size() != std::size_t{sb.nclasses} * sb.nstates || d.tables.accepts.size() != sb.nstates)
         return Error{"policy tables are inconsistent"};
     for (const auto next : d.tables.trans) {
-        if (next >= sb.nstates)
+        if ((next & ~BW_ABSORBING) >= sb.nstates)
             return Error{"policy tables are inconsistent (transition out of range)"};
     }
     for (const auto cls : sb.classes) {

@@ -1,5 +1,7 @@
 #include "automata/automata.h"
 
+#include <algorithm>
+#include <bitset>
 #include <fmt/format.h>
 #include <map>
 
@@ -7,116 +9,328 @@ namespace bw {
 
 namespace {
 
-// Records a decision unless a stronger one is already there: deny wins a tie.
-void decide(std::uint8_t& decision, ir::RuleId& rule, const ir::PathRule& r)
-{
-    const auto d = static_cast<std::uint8_t>(r.decision);
-    if (decision == BW_DECISION_NONE || (decision == BW_DECISION_ALLOW && d == BW_DECISION_DENY)) {
-        decision = d;
-        rule = r.id;
+using ByteSet = std::bitset<256>;
+
+// A Thompson NFA: each state has byte-set edges and epsilon edges.
+struct Nfa {
+    struct State {
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> edges; // (byte-set index, target)
+        std::vector<std::uint32_t> epsilon;
+        int accept = -1; // index of the rule whose pattern ends here
+    };
+    std::vector<State> states;
+    std::vector<ByteSet> sets;
+
+    std::uint32_t add()
+    {
+        states.emplace_back();
+        return static_cast<std::uint32_t>(states.size() - 1);
     }
+    std::uint32_t set(const ByteSet& s)
+    {
+        for (std::size_t i = 0; i < sets.size(); ++i) {
+            if (sets[i] == s)
+                return static_cast<std::uint32_t>(i);
+        }
+        sets.push_back(s);
+        return static_cast<std::uint32_t>(sets.size() - 1);
+    }
+    void edge(std::uint32_t from, const ByteSet& bytes, std::uint32_t to) { states[from].edges.emplace_back(set(bytes), to); }
+};
+
+ByteSet byte(unsigned char c)
+{
+    ByteSet s;
+    s.set(c);
+    return s;
+}
+
+ByteSet not_slash()
+{
+    ByteSet s;
+    s.set();
+    s.reset('/');
+    s.reset(0);
+    return s;
+}
+
+ByteSet char_class(std::string_view set)
+{
+    const bool negate = !set.empty() && set[0] == '!';
+    ByteSet s;
+    for (std::size_t k = negate ? 1 : 0; k < set.size(); ++k) {
+        if (k + 2 < set.size() && set[k + 1] == '-') {
+            for (int c = static_cast<unsigned char>(set[k]); c <= static_cast<unsigned char>(set[k + 2]); ++c)
+                s.set(static_cast<std::size_t>(c));
+            k += 2;
+        } else {
+            s.set(static_cast<unsigned char>(set[k]));
+        }
+    }
+    if (negate)
+        s.flip();
+    s.reset('/');
+    s.reset(0);
+    return s;
+}
+
+// Appends the NFA of one pattern from `start`; returns its end state.
+std::uint32_t add_pattern(Nfa& nfa, std::uint32_t start, std::string_view pattern)
+{
+    std::uint32_t cur = start;
+    std::size_t pos = 1;
+    while (pos <= pattern.size()) {
+        auto end = pattern.find('/', pos);
+        if (end == std::string_view::npos)
+            end = pattern.size();
+        const auto component = pattern.substr(pos, end - pos);
+        if (component == "**") {
+            // (/[^/]*)*: a loop that may be skipped.
+            const auto loop = nfa.add();
+            const auto body = nfa.add();
+            nfa.states[cur].epsilon.push_back(loop);
+            nfa.edge(loop, byte('/'), body);
+            nfa.edge(body, not_slash(), body);
+            nfa.states[body].epsilon.push_back(loop);
+            cur = loop;
+        } else {
+            auto next = nfa.add();
+            nfa.edge(cur, byte('/'), next);
+            cur = next;
+            // Components are never empty: a component of stars needs one byte.
+            if (component.find_first_not_of('*') == std::string_view::npos) {
+                next = nfa.add();
+                nfa.edge(cur, not_slash(), next);
+                cur = next;
+            }
+            for (std::size_t i = 0; i < component.size(); ++i) {
+                const char c = component[i];
+                if (c == '*') {
+                    nfa.edge(cur, not_slash(), cur);
+                    continue;
+                }
+                ByteSet bytes;
+                if (c == '?') {
+                    bytes = not_slash();
+                } else if (c == '[') {
+                    const auto close = component.find(']', i + 2);
+                    bytes = char_class(component.substr(i + 1, close - i - 1));
+                    i = close;
+                } else {
+                    bytes = byte(static_cast<unsigned char>(c));
+                }
+                next = nfa.add();
+                nfa.edge(cur, bytes, next);
+                cur = next;
+            }
+        }
+        pos = end + 1;
+    }
+    return cur;
+}
+
+void closure(const Nfa& nfa, std::vector<std::uint32_t>& states)
+{
+    std::vector<bool> in(nfa.states.size());
+    for (const auto s : states)
+        in[s] = true;
+    for (std::size_t i = 0; i < states.size(); ++i) {
+        for (const auto t : nfa.states[states[i]].epsilon) {
+            if (!in[t]) {
+                in[t] = true;
+                states.push_back(t);
+            }
+        }
+    }
+    std::sort(states.begin(), states.end());
+}
+
+// Rules the kernel cannot enforce yet are refused rather than silently dropped.
+bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
+{
+    const auto before = diags.error_count();
+    auto refuse = [&](const ir::Provenance& o, const std::string& what) {
+        diags.report(DiagKind::NotEnforced, o.loc, what)
+            .hints.push_back("`bwc check` lints it; this build of bwrun would not enforce it, so bwc will not "
+                             "compile it");
+    };
+    // Denials of other access kinds, explicit or by default, would not happen: say so once.
+    ir::AccessMask unenforced = p.path_default.decision == ir::Decision::Deny ? ir::kAllAccesses : 0;
+    for (const auto& r : p.rules) {
+        if (r.conditions.count() > 0)
+            refuse(r.origin, "conditions (`when`, `owner`, `flags`) on path rules");
+        else if (r.decision == ir::Decision::Deny)
+            unenforced |= r.accesses;
+    }
+    unenforced &= static_cast<ir::AccessMask>(~kEnforcedAccesses);
+    if (unenforced != 0)
+        diags.report(DiagKind::UnenforcedAccesses, p.path_default.origin.loc, ir::to_string(unenforced))
+            .hints.push_back("their denials take effect once bwrun has hooks for them; read the policy as "
+                             "read/write/exec rules until then");
+    for (const auto& r : p.audits)
+        refuse(r.origin, "`audit` rules");
+    for (const auto& r : p.syscalls)
+        refuse(r.origin, "syscall rules");
+    for (const auto& r : p.net)
+        refuse(r.origin, "network rules");
+    for (const auto& r : p.devices)
+        refuse(r.origin, "device rules");
+    return diags.error_count() == before;
 }
 
 } // namespace
 
 std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics& diags)
 {
-    Automaton a;
-    for (const auto& rule : policy.rules) {
-        for (const char c : rule.path) {
-            auto& cls = a.classes[static_cast<unsigned char>(c)];
-            if (cls == 0)
-                cls = static_cast<std::uint8_t>(a.nclasses++);
-        }
-    }
-
-    // Build the trie with sparse children, then lay it out as a dense table.
-    std::vector<std::map<std::uint8_t, std::uint32_t>> children(2);
-    a.accepts.resize(2);
-    for (const auto& rule : policy.rules) {
-        std::uint32_t state = BW_START_STATE;
-        for (const char c : rule.path) {
-            const auto cls = a.classes[static_cast<unsigned char>(c)];
-            auto [it, inserted] = children[state].try_emplace(cls, a.nstates);
-            if (inserted) {
-                ++a.nstates;
-                children.emplace_back();
-                a.accepts.emplace_back();
-            }
-            state = it->second;
-        }
-        auto& acc = a.accepts[state];
-        if (rule.kind == ir::MatchKind::Exact)
-            decide(acc.exact_decision, acc.exact_rule, rule);
-        else
-            decide(acc.tree_decision, acc.tree_rule, rule);
-    }
-
-    const std::size_t entries = std::size_t{a.nstates} * a.nclasses;
-    if (entries > kMaxTransitions) {
-        auto& d = diags.report(DiagKind::AutomatonTooLarge, SourceLocation{}, entries, kMaxTransitions);
-        d.hints.push_back("fold rules that share a directory into one tree rule (`/dir/`)");
+    if (!refuse_unenforced(policy, diags))
         return std::nullopt;
+
+    // One NFA for all patterns, from a shared start.
+    Nfa nfa;
+    const auto start = nfa.add();
+    for (std::size_t i = 0; i < policy.rules.size(); ++i) {
+        const auto begin = nfa.add();
+        nfa.states[start].epsilon.push_back(begin);
+        const auto end = add_pattern(nfa, begin, policy.rules[i].pattern);
+        const auto accept = nfa.add();
+        nfa.states[end].epsilon.push_back(accept);
+        nfa.states[accept].accept = static_cast<int>(i);
     }
-    a.trans.assign(entries, BW_DEAD_STATE);
+
+    // Byte classes: bytes that belong to exactly the same edge sets behave alike.
+    Automaton a;
+    std::map<std::vector<bool>, std::uint8_t> signatures;
+    std::vector<bool> none(nfa.sets.size(), false);
+    signatures[none] = 0;
+    for (int b = 1; b < 256; ++b) {
+        std::vector<bool> sig(nfa.sets.size());
+        for (std::size_t i = 0; i < nfa.sets.size(); ++i)
+            sig[i] = nfa.sets[i].test(static_cast<std::size_t>(b));
+        const auto [it, inserted] = signatures.try_emplace(sig, static_cast<std::uint8_t>(signatures.size()));
+        a.classes[static_cast<std::size_t>(b)] = it->second;
+    }
+    a.nclasses = static_cast<std::uint32_t>(signatures.size());
+    std::vector<unsigned char> representative(a.nclasses, 0);
+    for (int b = 255; b >= 1; --b)
+        representative[a.classes[static_cast<std::size_t>(b)]] = static_cast<unsigned char>(b);
+
+    // Subset construction. DFA state 0 is dead (the empty set), 1 the start.
+    std::map<std::vector<std::uint32_t>, std::uint32_t> ids;
+    std::vector<std::vector<std::uint32_t>> sets{{}, {start}};
+    closure(nfa, sets[1]);
+    ids[sets[0]] = BW_DEAD_STATE;
+    ids[sets[1]] = BW_START_STATE;
+    for (std::uint32_t s = BW_START_STATE; s < sets.size(); ++s) {
+        for (std::uint32_t cls = 0; cls < a.nclasses; ++cls) {
+            std::vector<std::uint32_t> target;
+            if (cls != 0) {
+                const auto b = representative[cls];
+                for (const auto n : sets[s]) {
+                    for (const auto& [set, to] : nfa.states[n].edges) {
+                        if (nfa.sets[set].test(b))
+                            target.push_back(to);
+                    }
+                }
+                closure(nfa, target);
+                target.erase(std::unique(target.begin(), target.end()), target.end());
+            }
+            auto [it, inserted] = ids.try_emplace(target, static_cast<std::uint32_t>(sets.size()));
+            if (inserted) {
+                if (sets.size() >= kMaxStates || sets.size() * a.nclasses > kMaxTransitions) {
+                    diags.report(DiagKind::AutomatonTooLarge, SourceLocation{}, sets.size() * a.nclasses, kMaxTransitions)
+                        .hints.push_back("patterns with many `*` and `**` in a row multiply states: anchor them "
+                                         "with longer literal prefixes, or fold rules into one tree (`/dir/**`)");
+                    return std::nullopt;
+                }
+                sets.push_back(std::move(target));
+            }
+            a.trans.push_back(it->second);
+        }
+    }
+    a.nstates = static_cast<std::uint32_t>(sets.size());
+    // Row 0 (dead) was never expanded: it goes nowhere.
+    a.trans.insert(a.trans.begin(), a.nclasses, BW_DEAD_STATE);
+
+    // Decisions per state and access kind, by the evaluator's precedence.
+    a.accepts.resize(a.nstates);
+    auto rank = [&](std::size_t i) {
+        const auto& r = policy.rules[i];
+        return std::tuple{ir::specificity(r.pattern), r.conditions.count(), r.decision == ir::Decision::Deny};
+    };
     for (std::uint32_t s = 0; s < a.nstates; ++s) {
-        for (const auto& [cls, next] : children[s])
-            a.trans[std::size_t{s} * a.nclasses + cls] = next;
+        std::array<int, ir::kAccessKinds> best;
+        best.fill(-1);
+        for (const auto n : sets[s]) {
+            const int rule = nfa.states[n].accept;
+            if (rule < 0)
+                continue;
+            for (std::size_t k = 0; k < ir::kAccessKinds; ++k) {
+                if (!(policy.rules[static_cast<std::size_t>(rule)].accesses & (1u << k)))
+                    continue;
+                // Rules come in id order: a later rule must be strictly stronger to win.
+                if (best[k] < 0 || rank(static_cast<std::size_t>(rule)) > rank(static_cast<std::size_t>(best[k])) ||
+                    (rank(static_cast<std::size_t>(rule)) == rank(static_cast<std::size_t>(best[k])) && rule < best[k]))
+                    best[k] = rule;
+            }
+        }
+        auto& acc = a.accepts[s];
+        for (std::size_t k = 0; k < ir::kAccessKinds; ++k) {
+            if (best[k] < 0)
+                continue;
+            const auto& r = policy.rules[static_cast<std::size_t>(best[k])];
+            acc.rule[k] = r.id;
+            acc.decision[k] = static_cast<std::uint8_t>(r.decision);
+        }
+        bool absorbing = s != BW_DEAD_STATE;
+        for (std::uint32_t cls = 1; cls < a.nclasses && absorbing; ++cls)
+            absorbing = a.trans[std::size_t{s} * a.nclasses + cls] == s;
+        acc.absorbing = absorbing;
     }
     return a;
 }
 
-ir::Verdict simulate(const Automaton& a, const ir::Policy& policy, std::string_view path)
+ir::Verdict simulate(const Automaton& a, const ir::Policy& policy, ir::Access access, std::string_view path)
 {
-    std::uint8_t decision = BW_DECISION_NONE;
-    ir::RuleId rule = 0;
+    // Mirrors walk_step() in generic.bpf.c.
     std::uint32_t state = BW_START_STATE;
-    // Mirrors walk_step(): boundaries at '/' and at the terminating NUL.
-    for (std::size_t i = 0; i <= path.size(); ++i) {
-        const unsigned char c = i < path.size() ? static_cast<unsigned char>(path[i]) : 0;
-        const auto& acc = a.accepts[state];
-        if ((c == '/' || c == 0) && acc.tree_decision != BW_DECISION_NONE) {
-            decision = acc.tree_decision;
-            rule = acc.tree_rule;
-        }
-        if (c == 0) {
-            if (acc.exact_decision != BW_DECISION_NONE) {
-                decision = acc.exact_decision;
-                rule = acc.exact_rule;
-            }
-            break;
-        }
-        state = a.next(state, c);
-        if (state == BW_DEAD_STATE)
+    for (const char c : path) {
+        state = a.next(state, static_cast<unsigned char>(c));
+        if (state == BW_DEAD_STATE || a.accepts[state].absorbing)
             break;
     }
-    if (decision == BW_DECISION_NONE)
-        return {policy.default_decision, ir::kDefaultRuleId};
-    return {static_cast<ir::Decision>(decision), rule};
+    const auto k = static_cast<std::size_t>(access);
+    const auto& acc = a.accepts[state];
+    if (acc.decision[k] == BW_DECISION_NONE)
+        return {policy.path_default.decision, policy.path_default.id};
+    return {static_cast<ir::Decision>(acc.decision[k]), acc.rule[k]};
 }
 
 std::string dump(const Automaton& a)
 {
-    std::string out = fmt::format("automaton: {} states, {} byte classes, {} transitions\n", a.nstates,
-                                  a.nclasses, a.trans.size());
+    std::string out = fmt::format("automaton: {} states, {} byte classes, {} transitions\n", a.nstates, a.nclasses,
+                                  a.trans.size());
     for (std::uint32_t s = BW_START_STATE; s < a.nstates; ++s) {
-        out += fmt::format("  state {}", s);
-        const auto& acc = a.accepts[s];
-        if (acc.exact_decision != BW_DECISION_NONE)
-            out += fmt::format("  exact={}#{}", acc.exact_decision == BW_DECISION_ALLOW ? "allow" : "deny",
-                               acc.exact_rule);
-        if (acc.tree_decision != BW_DECISION_NONE)
-            out += fmt::format("  tree={}#{}", acc.tree_decision == BW_DECISION_ALLOW ? "allow" : "deny",
-                               acc.tree_rule);
-        out += "\n";
-        for (unsigned b = 0; b < 256; ++b) {
-            const auto cls = a.classes[b];
-            if (cls == 0)
-                continue;
-            const auto next = a.trans[std::size_t{s} * a.nclasses + cls];
-            if (next != BW_DEAD_STATE)
-                out += fmt::format("    {:?} -> {}\n", std::string(1, static_cast<char>(b)), next);
+        out += fmt::format("  state {}{}", s, a.accepts[s].absorbing ? " (absorbing)" : "");
+        for (std::size_t k = 0; k < ir::kAccessKinds; ++k) {
+            if (a.accepts[s].decision[k] != BW_DECISION_NONE)
+                out += fmt::format(" {}={}#{}", ir::name(static_cast<ir::Access>(k)),
+                                   a.accepts[s].decision[k] == BW_DECISION_ALLOW ? "allow" : "deny", a.accepts[s].rule[k]);
         }
+        out += "\n";
+        // Group the bytes by target state, for a readable table.
+        std::map<std::uint32_t, std::string> by_target;
+        for (unsigned b = 1; b < 256; ++b) {
+            const auto next = a.trans[std::size_t{s} * a.nclasses + a.classes[b]];
+            if (next == BW_DEAD_STATE)
+                continue;
+            auto& bytes = by_target[next];
+            if (bytes.size() < 24)
+                bytes += b >= 0x20 && b < 0x7f ? std::string(1, static_cast<char>(b)) : fmt::format("\\x{:02x}", b);
+            else if (!bytes.ends_with("..."))
+                bytes += "...";
+        }
+        for (const auto& [next, bytes] : by_target)
+            out += fmt::format("    [{}] -> {}\n", bytes, next);
     }
     return out;
 }

@@ -1,9 +1,12 @@
-// Path rules compiled to a deterministic automaton over the bytes of a kernel-resolved
+// Path rules compiled to one deterministic automaton over the bytes of a kernel-resolved
 // path, walked in the kernel one byte per step (see bpf-templates/generic.bpf.c).
 //
-// Step 1 patterns are literal, so the automaton is a trie: each state is a path prefix.
-// Bytes that appear in no pattern share class 0, which always leads to the dead state,
-// keeping a transition row as wide as the policy's alphabet rather than 256.
+// Each pattern becomes an NFA (Thompson construction: `*` is [^/]*, `?` is [^/], `**` is
+// (/[^/]*)*), all of them are joined, and subset construction gives the DFA. Bytes that
+// every pattern treats alike share a class, so a row is as wide as the policy's alphabet.
+// Each state records, per access kind, the rule that decides a path ending there (by the
+// precedence of ir::evaluate). A state whose every transition leads back to itself is
+// absorbing: whatever follows, the decision stays, and the walk stops there.
 #pragma once
 
 #include "bumblewrap.h"
@@ -17,10 +20,9 @@
 namespace bw {
 
 struct StateAccept {
-    ir::RuleId exact_rule = 0; // decides when the path ends in this state
-    ir::RuleId tree_rule = 0;  // decides this prefix and below, unless a deeper state does
-    std::uint8_t exact_decision = BW_DECISION_NONE;
-    std::uint8_t tree_decision = BW_DECISION_NONE;
+    std::array<ir::RuleId, ir::kAccessKinds> rule{};       // 0: no rule, the default decides
+    std::array<std::uint8_t, ir::kAccessKinds> decision{}; // enum bw_decision
+    bool absorbing = false;
 };
 
 struct Automaton {
@@ -28,21 +30,26 @@ struct Automaton {
     std::uint32_t nclasses = 1;
     std::uint32_t nstates = 2; // BW_DEAD_STATE and BW_START_STATE
     std::vector<std::uint32_t> trans;  // nstates * nclasses; next = trans[state * nclasses + class]
-    std::vector<StateAccept> accepts; // nstates
+    std::vector<StateAccept> accepts;  // nstates
 
     std::uint32_t next(std::uint32_t state, unsigned char byte) const
     {
-        return trans[state * nclasses + classes[byte]];
+        return trans[std::size_t{state} * nclasses + classes[byte]];
     }
 };
 
-// Largest transition table we hand to the kernel (entries of 4 bytes).
+// Largest automaton handed to the kernel.
+inline constexpr std::size_t kMaxStates = 1u << 20;
 inline constexpr std::size_t kMaxTransitions = 16u << 20;
+
+// The access kinds the kernel side enforces in this build.
+inline constexpr ir::AccessMask kEnforcedAccesses = ir::bit(ir::Access::Read) | ir::bit(ir::Access::Write) |
+                                                    ir::bit(ir::Access::Append) | ir::bit(ir::Access::Exec);
 
 std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics& diags);
 
 // The user-space twin of the kernel walk; tests compare it with ir::evaluate.
-ir::Verdict simulate(const Automaton& automaton, const ir::Policy& policy, std::string_view path);
+ir::Verdict simulate(const Automaton& automaton, const ir::Policy& policy, ir::Access access, std::string_view path);
 
 std::string dump(const Automaton& automaton); // --emit=automata
 

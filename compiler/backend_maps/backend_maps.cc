@@ -10,17 +10,17 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
     MapTables t;
     t.sandbox.nclasses = automaton.nclasses;
     t.sandbox.nstates = automaton.nstates;
-    t.sandbox.default_decision = static_cast<std::uint32_t>(policy.default_decision);
-    t.sandbox.default_rule = ir::kDefaultRuleId;
+    t.sandbox.default_decision = static_cast<std::uint32_t>(policy.path_default.decision);
+    t.sandbox.default_rule = policy.path_default.id;
     std::copy(automaton.classes.begin(), automaton.classes.end(), t.sandbox.classes);
-    t.trans = automaton.trans;
+    t.trans.reserve(automaton.trans.size());
+    for (const auto next : automaton.trans)
+        t.trans.push_back(automaton.accepts[next].absorbing ? next | BW_ABSORBING : next);
     t.accepts.reserve(automaton.accepts.size());
     for (const auto& a : automaton.accepts) {
         bw_accept out{};
-        out.exact_rule = a.exact_rule;
-        out.tree_rule = a.tree_rule;
-        out.exact_decision = a.exact_decision;
-        out.tree_decision = a.tree_decision;
+        std::copy(a.rule.begin(), a.rule.end(), out.rule);
+        std::copy(a.decision.begin(), a.decision.end(), out.decision);
         t.accepts.push_back(out);
     }
     return t;

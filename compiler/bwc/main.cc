@@ -1,12 +1,18 @@
 // bwc: compiles .bwp policies into policy.o, checks them for CI, inspects artifacts.
 #include "artifact/artifact.h"
+#include "diagnostics/emit.h"
 #include "driver/driver.h"
+#include "format/format.h"
 #include "version.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <string_view>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -24,11 +30,16 @@ constexpr int kExitUsage = 2;
 
 void usage(std::FILE* out)
 {
-    std::fputs("usage: bwc POLICY.bwp -o POLICY.o [--emit=ast|ir|automata|maps]\n"
-               "       bwc check [-Werror] POLICY.bwp...\n"
+    std::fputs("usage: bwc POLICY.bwp -o POLICY.o [--emit=ast|ir|automata|maps] [--format=text|json|sarif]\n"
+               "       bwc check [--format=text|json|sarif] [-Werror] POLICY.bwp...\n"
+               "         both take -D NAME=VALUE (bind a built-in variable), -I DIR (search DIR for\n"
+               "         includes first) and --no-symlink-check\n"
+               "       bwc fmt [--check] POLICY.bwp...   (`bwc fmt -`: stdin to stdout)\n"
                "       bwc inspect POLICY.o\n"
                "       bwc --version\n"
                "\n"
+               "Diagnostics go to stderr as text, or to stdout as JSON Lines (json) or as one\n"
+               "SARIF 2.1.0 log for all files (sarif).\n"
                "Exit status: 0 success, 1 the policy has errors, 2 usage error.\n",
                out);
 }
@@ -43,6 +54,44 @@ int usage_error(const std::string& message)
 bool stderr_color()
 {
     return isatty(STDERR_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
+}
+
+// Text is for people and goes with other messages to stderr; json and sarif are documents
+// for tools, on stdout.
+void print_diagnostics(DiagFormat format, const DiagnosticSink& sink)
+{
+    const auto doc = sink.document();
+    std::fwrite(doc.data(), 1, doc.size(), format == DiagFormat::Text ? stderr : stdout);
+}
+
+// `-D NAME=VALUE` (a built-in's value) and `-I DIR` (a library folder, searched before the
+// defaults); false with a usage message when the argument is malformed.
+bool pipeline_option(std::span<char*> args, std::size_t& i, PipelineOptions& options, bool& handled)
+{
+    const std::string_view a = args[i];
+    handled = a == "-D" || a == "-I" || a == "--no-symlink-check";
+    if (a == "--no-symlink-check") {
+        options.check.check_symlinks = false;
+        return true;
+    }
+    if (!handled)
+        return true;
+    if (i + 1 >= args.size()) {
+        usage_error(fmt::format("{} needs a value", a));
+        return false;
+    }
+    const std::string value = args[++i];
+    if (a == "-I") {
+        options.resolve.library_dirs.insert(options.resolve.library_dirs.begin(), value);
+        return true;
+    }
+    const auto eq = value.find('=');
+    if (eq == std::string::npos || eq == 0) {
+        usage_error("-D wants NAME=VALUE, e.g. -D EXE=/usr/bin/make");
+        return false;
+    }
+    options.check.bindings[value.substr(0, eq)] = value.substr(eq + 1);
+    return true;
 }
 
 std::optional<Emit> parse_emit(std::string_view v)
@@ -62,8 +111,15 @@ int cmd_compile(std::span<char*> args)
 {
     std::string input, output;
     Emit emit = Emit::None;
+    DiagFormat format = DiagFormat::Text;
+    auto options = default_options();
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
+        bool handled = false;
+        if (!pipeline_option(args, i, options, handled))
+            return kExitUsage;
+        if (handled)
+            continue;
         if (a == "-o") {
             if (i + 1 >= args.size())
                 return usage_error("-o needs a file name");
@@ -73,6 +129,11 @@ int cmd_compile(std::span<char*> args)
             if (!e)
                 return usage_error(fmt::format("unknown stage `{}` for --emit", a.substr(7)));
             emit = *e;
+        } else if (a.starts_with("--format=")) {
+            const auto f = parse_diag_format(a.substr(9));
+            if (!f)
+                return usage_error(fmt::format("unknown format `{}` for --format", a.substr(9)));
+            format = *f;
         } else if (a.starts_with("-") && a != "-") {
             return usage_error(fmt::format("unknown option `{}`", a));
         } else if (input.empty()) {
@@ -85,46 +146,68 @@ int cmd_compile(std::span<char*> args)
         return usage_error("no policy file given");
     if (output.empty() && emit == Emit::None)
         return usage_error("no output file given (-o POLICY.o)");
+    if (emit != Emit::None && format != DiagFormat::Text)
+        return usage_error("--emit and --format=json|sarif both write to stdout; use one");
 
     Compilation c;
     std::string dump;
-    const auto compiled = run_pipeline(input, c, emit, dump);
-    c.diags.print(stderr, stderr_color());
-    if (c.diags.has_errors())
+    options.emit = emit;
+    const auto compiled = run_pipeline(input, c, options, dump);
+    const bool ok = !c.diags.has_errors() &&
+                    (emit != Emit::None || run_write_artifact(*compiled, output, embedded::generic_bpf, c));
+    // Printed once, after writing, so that the document also holds a failed write.
+    DiagnosticSink sink(format, stderr_color(), BW_VERSION_STRING);
+    sink.add(c.sources, c.diags);
+    print_diagnostics(format, sink);
+    if (!ok)
         return kExitErrors;
-    if (emit != Emit::None) {
+    if (emit != Emit::None)
         std::fputs(dump.c_str(), stdout);
-        return kExitOk;
-    }
-    if (!run_write_artifact(*compiled, output, embedded::generic_bpf, c)) {
-        c.diags.print(stderr, stderr_color());
-        return kExitErrors;
-    }
     return kExitOk;
 }
 
 int cmd_check(std::span<char*> args)
 {
     bool werror = false;
+    DiagFormat format = DiagFormat::Text;
     std::vector<std::string> files;
-    for (const std::string_view a : args) {
-        if (a == "-Werror")
+    auto options = default_options();
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        bool handled = false;
+        if (!pipeline_option(args, i, options, handled))
+            return kExitUsage;
+        if (handled)
+            continue;
+        if (a == "-Werror") {
             werror = true;
-        else if (a.starts_with("-"))
+        } else if (a.starts_with("--format=")) {
+            const auto f = parse_diag_format(a.substr(9));
+            if (!f)
+                return usage_error(fmt::format("unknown format `{}` for --format", a.substr(9)));
+            format = *f;
+        } else if (a.starts_with("-")) {
             return usage_error(fmt::format("unknown option `{}` for check", a));
-        else
+        } else {
             files.emplace_back(a);
+        }
     }
     if (files.empty())
         return usage_error("no policy file given to check");
+    // One document for all files: a SARIF consumer takes one log per run of the tool.
+    DiagnosticSink sink(format, stderr_color(), BW_VERSION_STRING);
     bool failed = false;
     for (const auto& f : files) {
+        // Checking is the front end and its lints: what the kernel side can enforce is
+        // the compiler's concern, not the linter's.
         Compilation c;
         std::string dump;
-        run_pipeline(f, c, Emit::None, dump);
-        c.diags.print(stderr, stderr_color());
+        if (const auto file = load_file(f, c.sources, c.diags))
+            run_frontend(*file, c, options, dump);
+        sink.add(c.sources, c.diags);
         failed |= c.diags.has_errors() || (werror && c.diags.warning_count() > 0);
     }
+    print_diagnostics(format, sink);
     return failed ? kExitErrors : kExitOk;
 }
 
@@ -154,6 +237,104 @@ int cmd_inspect(std::span<char*> args)
     return kExitOk;
 }
 
+// Standard input, as long as a policy file may be; FileUnreadable when it cannot be read.
+std::optional<std::string> read_stdin(Diagnostics& diags)
+{
+    std::string text;
+    char buf[65536];
+    std::size_t n = 0;
+    while (text.size() <= kMaxSourceBytes && (n = std::fread(buf, 1, sizeof buf, stdin)) > 0)
+        text.append(buf, n);
+    if (std::ferror(stdin) != 0 || text.size() > kMaxSourceBytes) {
+        diags.report(DiagKind::FileUnreadable, SourceLocation{}, "<stdin>",
+                     std::ferror(stdin) != 0 ? std::string(std::strerror(errno))
+                                             : fmt::format("it is larger than {} MiB", kMaxSourceBytes >> 20));
+        return std::nullopt;
+    }
+    return text;
+}
+
+// Replaces the file `path` names (through symlinks) by renaming a temporary file over it, so
+// that nobody ever reads half a policy; the mode is kept. Returns why it could not.
+std::optional<std::string> write_atomically(const std::string& path, const std::string& text)
+{
+    char* resolved = realpath(path.c_str(), nullptr);
+    if (resolved == nullptr)
+        return std::strerror(errno);
+    const std::string target = resolved;
+    std::free(resolved);
+    struct stat st {};
+    if (stat(target.c_str(), &st) != 0)
+        return std::strerror(errno);
+    if (!S_ISREG(st.st_mode))
+        return "it is not a regular file";
+    const auto slash = target.rfind('/') + 1;
+    std::string temp = target.substr(0, slash) + "." + target.substr(slash) + ".fmt-XXXXXX";
+    const int fd = mkstemp(temp.data());
+    if (fd < 0)
+        return std::strerror(errno);
+    bool ok = fchmod(fd, st.st_mode & 07777) == 0;
+    for (std::size_t done = 0; ok && done < text.size();) {
+        const auto n = write(fd, text.data() + done, text.size() - done);
+        ok = n > 0 || (n < 0 && errno == EINTR);
+        done += n > 0 ? static_cast<std::size_t>(n) : 0;
+    }
+    ok = ok && fsync(fd) == 0;
+    const int write_errno = errno;
+    if (close(fd) == 0 && ok && rename(temp.c_str(), target.c_str()) == 0)
+        return std::nullopt;
+    const std::string error = std::strerror(ok ? errno : write_errno);
+    unlink(temp.c_str());
+    return error;
+}
+
+int cmd_fmt(std::span<char*> args)
+{
+    bool check = false;
+    std::vector<std::string> files;
+    for (const std::string_view a : args) {
+        if (a == "--check")
+            check = true;
+        else if (a.starts_with("-") && a != "-")
+            return usage_error(fmt::format("unknown option `{}` for fmt", a));
+        else
+            files.emplace_back(a);
+    }
+    if (files.empty())
+        return usage_error("no policy file given to format");
+    const bool from_stdin = std::find(files.begin(), files.end(), "-") != files.end();
+    if (from_stdin && files.size() > 1)
+        return usage_error("`-` (stdin) is formatted alone");
+    bool failed = false;
+    for (const auto& f : files) {
+        const std::string name = from_stdin ? "<stdin>" : f;
+        SourceManager sources;
+        Diagnostics diags(sources);
+        std::optional<FileId> id;
+        if (!from_stdin)
+            id = load_file(f, sources, diags);
+        else if (auto text = read_stdin(diags))
+            id = sources.add(name, std::move(*text));
+        const SourceFile* file = id ? &sources.file(*id) : nullptr;
+        const auto formatted = file ? run_format(*file, diags) : std::nullopt;
+        if (formatted && from_stdin && !check) {
+            std::fwrite(formatted->data(), 1, formatted->size(), stdout);
+        } else if (formatted && *formatted != file->text) {
+            if (check) {
+                std::fprintf(stderr, "would reformat %s\n", name.c_str());
+                failed = true;
+            } else if (const auto error = write_atomically(f, *formatted)) {
+                diags.report(DiagKind::OutputWriteFailed, SourceLocation{}, f, *error);
+            } else {
+                std::fprintf(stderr, "formatted %s\n", name.c_str());
+            }
+        }
+        diags.print(stderr, stderr_color());
+        failed |= diags.has_errors();
+    }
+    return failed ? kExitErrors : kExitOk;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -174,5 +355,7 @@ int main(int argc, char** argv)
         return cmd_check(args.subspan(1));
     if (first == "inspect")
         return cmd_inspect(args.subspan(1));
+    if (first == "fmt")
+        return cmd_fmt(args.subspan(1));
     return cmd_compile(args);
 }

@@ -1,102 +1,99 @@
 #include "driver/driver.h"
 
 #include "artifact/artifact.h"
-#include "check/check.h"
-#include "version.h"
+#include "lint/lint.h"
 #include "lower/lower.h"
-#include "parse/parse.h"
+#include "version.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sys/stat.h>
+#include <cstdlib>
+#include <sstream>
 
 namespace bw {
 
 namespace {
 
-std::optional<FileId> run_load(const std::string& path, Compilation& c)
-{
-    struct stat st{};
-    if (stat(path.c_str(), &st) != 0) {
-        c.diags.report(DiagKind::FileUnreadable, SourceLocation{}, path, std::strerror(errno));
-        return std::nullopt;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        c.diags.report(DiagKind::FileUnreadable, SourceLocation{}, path, "it is a directory");
-        return std::nullopt;
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        c.diags.report(DiagKind::FileUnreadable, SourceLocation{}, path, std::strerror(errno));
-        return std::nullopt;
-    }
-    std::string text;
-    char buf[65536];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-        text.append(buf, static_cast<std::size_t>(in.gcount()));
-        if (text.size() > kMaxSourceBytes) {
-            c.diags.report(DiagKind::FileUnreadable, SourceLocation{}, path,
-                           fmt::format("it is larger than {} MiB", kMaxSourceBytes >> 20));
-            return std::nullopt;
-        }
-    }
-    return c.sources.add(path, std::move(text));
-}
-
-std::string dump_ast(const ast::Module& m)
+std::string dump_ast(const ast::Program& program, const SourceManager& sources)
 {
     std::string out;
-    for (const auto& p : m.policies) {
-        out += fmt::format("policy {:?} @{}:{}\n", p.name, p.loc.line, p.loc.column);
-        for (const auto& d : p.defaults)
-            out += fmt::format("  default {} @{}:{}\n", ast::to_string(d.action), d.loc.line, d.loc.column);
-        for (const auto& r : p.rules)
-            out += fmt::format("  {} {:?} @{}:{}\n", ast::to_string(r.action), r.pattern, r.loc.line,
-                               r.loc.column);
+    for (const auto& unit : program.units) {
+        out += fmt::format("file {:?}: policy {:?}, {} statements\n", sources.file(unit.file).name, unit.policy->name,
+                           unit.policy->body.size());
+        for (const auto& s : unit.policy->body) {
+            std::visit(
+                [&](const auto& node) {
+                    out += fmt::format("  {}:{}: {}\n", node.loc.line, node.loc.column, sources.slice(node.loc));
+                },
+                s.node);
+        }
     }
     return out;
 }
 
 } // namespace
 
-std::optional<ir::Policy> run_frontend(const std::string& path, Compilation& c, Emit emit, std::string& dump)
+std::vector<std::string> default_library_dirs()
 {
-    const auto file = run_load(path, c);
-    if (!file)
+    std::vector<std::string> dirs;
+    if (const char* path = std::getenv("BWC_PATH")) {
+        std::stringstream in(path);
+        std::string dir;
+        while (std::getline(in, dir, ':')) {
+            if (!dir.empty())
+                dirs.push_back(dir);
+        }
+    }
+    dirs.emplace_back(BW_INSTALLED_STDLIB_DIR);
+    dirs.emplace_back(BW_SOURCE_STDLIB_DIR);
+    return dirs;
+}
+
+PipelineOptions default_options()
+{
+    PipelineOptions o;
+    o.resolve.library_dirs = default_library_dirs();
+    o.check.bindings = environment_bindings();
+    return o;
+}
+
+std::optional<ir::Policy> run_frontend(FileId main, Compilation& c, const PipelineOptions& options, std::string& dump)
+{
+    const auto program = run_resolve(main, c.sources, c.diags, options.resolve);
+    if (!program)
         return std::nullopt;
-    const auto module = run_parse(c.sources.file(*file), c.diags);
-    if (!module)
-        return std::nullopt;
-    if (emit == Emit::Ast) {
-        dump = dump_ast(*module);
+    if (options.emit == Emit::Ast) {
+        dump = dump_ast(*program, c.sources);
         return std::nullopt;
     }
-    const auto checked = run_check(*module, c.diags);
+    auto checked = run_check(*program, c.sources, options.check, c.diags);
     if (!checked)
         return std::nullopt;
-    auto policy = run_lower(*checked, c.sources);
-    if (emit == Emit::Ir) {
+    auto policy = run_lower(std::move(*checked), c.diags);
+    run_lint(policy, c.diags);
+    if (options.emit == Emit::Ir) {
         dump = ir::dump(policy);
         return std::nullopt;
     }
     return policy;
 }
 
-std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, Emit emit, std::string& dump)
+std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, const PipelineOptions& options,
+                                     std::string& dump)
 {
-    auto policy = run_frontend(path, c, emit, dump);
+    const auto file = load_file(path, c.sources, c.diags);
+    if (!file)
+        return std::nullopt;
+    auto policy = run_frontend(*file, c, options, dump);
     if (!policy)
         return std::nullopt;
     auto automaton = run_compile_paths(*policy, c.diags);
     if (!automaton)
         return std::nullopt;
-    if (emit == Emit::Automata) {
+    if (options.emit == Emit::Automata) {
         dump = bw::dump(*automaton);
         return std::nullopt;
     }
     auto tables = run_backend_maps(*policy, *automaton);
-    if (emit == Emit::Maps) {
+    if (options.emit == Emit::Maps) {
         dump = bw::dump(tables);
         return std::nullopt;
     }

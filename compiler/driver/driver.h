@@ -1,19 +1,23 @@
 // The driver: the one place that decides the order of the compiler's stages.
+//
+//   load -> parse -> resolve (includes) -> check -> lower -> lint -> compile paths -> backend maps
+//
+// Each stage stops the pipeline when it reports an error; --emit=STAGE prints a stage's
+// output and stops there.
 #pragma once
 
 #include "automata/automata.h"
 #include "backend_maps/backend_maps.h"
+#include "check/check.h"
 #include "diagnostics/diagnostics.h"
 #include "ir/ir.h"
+#include "resolve/resolve.h"
 
 #include <optional>
 #include <span>
 #include <string>
 
 namespace bw {
-
-// Largest policy file read; bigger input is a diagnostic, not an allocation failure.
-inline constexpr std::size_t kMaxSourceBytes = 16u << 20;
 
 enum class Emit { None, Ast, Ir, Automata, Maps };
 
@@ -22,8 +26,17 @@ struct Compilation {
     Diagnostics diags{sources};
 };
 
-// load -> parse -> check -> lower. Stops after the first stage that reports an error.
-std::optional<ir::Policy> run_frontend(const std::string& path, Compilation& c, Emit emit, std::string& dump);
+struct PipelineOptions {
+    ResolveOptions resolve;
+    CheckOptions check;
+    Emit emit = Emit::None;
+};
+
+// Where the standard library of policies is found: $BWC_PATH (colon-separated), then the
+// installed and the source tree's stdlib-policies/.
+std::vector<std::string> default_library_dirs();
+// Library dirs and bindings of this process, ready to use.
+PipelineOptions default_options();
 
 struct Compiled {
     ir::Policy policy;
@@ -31,9 +44,12 @@ struct Compiled {
     MapTables tables;
 };
 
-// run_frontend, then compile paths -> map backend. `dump` receives the requested stage's
-// text; the pipeline stops after that stage.
-std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, Emit emit, std::string& dump);
+// The front end and the middle: an IR with its lints reported.
+std::optional<ir::Policy> run_frontend(FileId main, Compilation& c, const PipelineOptions& options, std::string& dump);
+
+// Everything from a file on disk; `dump` receives the requested stage's text.
+std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, const PipelineOptions& options,
+                                     std::string& dump);
 
 // Writes policy.o: `program` (the generic BPF object) plus the policy's tables. Reports
 // OutputWriteFailed and leaves no partial file when it cannot.

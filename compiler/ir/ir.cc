@@ -1,50 +1,231 @@
 #include "ir/ir.h"
 
+#include <algorithm>
+#include <array>
 #include <fmt/format.h>
 
 namespace bw::ir {
 
 namespace {
 
-bool matches(const PathRule& rule, std::string_view path)
+constexpr std::array<std::string_view, kAccessKinds> kAccessNames = {
+    "read", "write", "append", "exec", "create", "delete", "rename", "link", "metadata", "attr", "ioctl"};
+
+bool is_wildcard_char(char c)
 {
-    if (rule.kind == MatchKind::Exact)
-        return path == rule.path;
-    // A tree rule covers its own path and everything below it; the root tree ("") all.
-    if (!path.starts_with(rule.path))
-        return false;
-    return path.size() == rule.path.size() || path[rule.path.size()] == '/';
+    return c == '*' || c == '?' || c == '[';
 }
 
-// Larger is more specific.
-auto specificity(const PathRule& rule)
+// One path component against one pattern component (`*`, `?`, `[...]`; no `/` in either).
+bool component_match(std::string_view p, std::string_view s)
 {
-    return std::tuple{rule.path.size(), rule.kind == MatchKind::Exact, rule.decision == Decision::Deny};
+    std::size_t pi = 0, si = 0;
+    std::size_t star_p = std::string_view::npos, star_s = 0;
+    while (si < s.size()) {
+        if (pi < p.size() && p[pi] == '*') {
+            star_p = pi++;
+            star_s = si;
+            continue;
+        }
+        if (pi < p.size() && p[pi] == '[') {
+            // [abc], [a-z], [!a-z]; the check stage guarantees a closing `]`.
+            const auto close = p.find(']', pi + 2);
+            const std::string_view set = p.substr(pi + 1, close - pi - 1);
+            const bool negate = !set.empty() && set[0] == '!';
+            bool hit = false;
+            for (std::size_t k = negate ? 1 : 0; k < set.size(); ++k) {
+                if (k + 2 < set.size() && set[k + 1] == '-') {
+                    hit = hit || (s[si] >= set[k] && s[si] <= set[k + 2]);
+                    k += 2;
+                } else {
+                    hit = hit || s[si] == set[k];
+                }
+            }
+            if (hit != negate) {
+                pi = close + 1;
+                ++si;
+                continue;
+            }
+        } else if (pi < p.size() && (p[pi] == '?' || p[pi] == s[si])) {
+            ++pi;
+            ++si;
+            continue;
+        }
+        if (star_p == std::string_view::npos)
+            return false;
+        pi = star_p + 1;
+        si = ++star_s;
+    }
+    while (pi < p.size() && p[pi] == '*')
+        ++pi;
+    return pi == p.size();
 }
 
-} // namespace
-
-const Provenance* find_origin(const Policy& policy, RuleId id)
+std::vector<std::string_view> components(std::string_view path)
 {
-    if (id == kDefaultRuleId)
-        return &policy.default_origin;
-    for (const auto& rule : policy.rules) {
-        if (rule.id == id)
-            return &rule.origin;
+    std::vector<std::string_view> out;
+    std::size_t start = 1; // skip the leading '/'
+    while (start <= path.size()) {
+        auto end = path.find('/', start);
+        if (end == std::string_view::npos)
+            end = path.size();
+        if (end > start)
+            out.push_back(path.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+template <typename Rule>
+const Provenance* origin_in(const std::vector<Rule>& rules, RuleId id)
+{
+    for (const auto& r : rules) {
+        if (r.id == id)
+            return &r.origin;
     }
     return nullptr;
 }
 
-Verdict evaluate(const Policy& policy, std::string_view path)
+} // namespace
+
+std::string_view name(Access a)
+{
+    return kAccessNames.at(static_cast<std::size_t>(a));
+}
+
+std::optional<Access> parse_access(std::string_view word)
+{
+    if (word == "stat")
+        return Access::Metadata;
+    for (std::size_t i = 0; i < kAccessNames.size(); ++i) {
+        if (kAccessNames[i] == word)
+            return static_cast<Access>(i);
+    }
+    return std::nullopt;
+}
+
+std::string to_string(AccessMask mask)
+{
+    if (mask == kAllAccesses)
+        return "all";
+    std::string out;
+    for (std::size_t i = 0; i < kAccessKinds; ++i) {
+        if (mask & (1u << i))
+            out += (out.empty() ? "" : ", ") + std::string(kAccessNames[i]);
+    }
+    return out;
+}
+
+bool glob_match(std::string_view pattern, std::string_view path)
+{
+    const auto p = components(pattern);
+    const auto s = components(path);
+    // memo[i][j]: pattern components from i match path components from j (0 unknown, 1 no, 2 yes).
+    std::vector<std::uint8_t> memo((p.size() + 1) * (s.size() + 1), 0);
+    auto match = [&](auto&& self, std::size_t i, std::size_t j) -> bool {
+        auto& m = memo[i * (s.size() + 1) + j];
+        if (m != 0)
+            return m == 2;
+        bool r;
+        if (i == p.size())
+            r = j == s.size();
+        else if (p[i] == "**")
+            r = self(self, i + 1, j) || (j < s.size() && self(self, i, j + 1));
+        else
+            r = j < s.size() && component_match(p[i], s[j]) && self(self, i + 1, j + 1);
+        m = r ? 2 : 1;
+        return r;
+    };
+    return match(match, 0, 0);
+}
+
+Specificity specificity(std::string_view pattern)
+{
+    Specificity s;
+    s.literal_prefix = pattern.size();
+    int wildcards = 0;
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+        const char c = pattern[i];
+        if (!is_wildcard_char(c)) {
+            ++s.literal_bytes;
+            continue;
+        }
+        if (wildcards++ == 0) {
+            // The `/` before a `**` belongs to it: `/usr/**` matches `/usr` itself.
+            const bool globstar = c == '*' && i + 1 < pattern.size() && pattern[i + 1] == '*';
+            s.literal_prefix = globstar && i > 0 && pattern[i - 1] == '/' ? i - 1 : i;
+        }
+        if (c == '*' && i + 1 < pattern.size() && pattern[i + 1] == '*')
+            ++i;
+        else if (c == '[')
+            i = pattern.find(']', i + 2);
+    }
+    s.literal = wildcards == 0;
+    s.fewer_wildcards = -wildcards;
+    return s;
+}
+
+bool conditions_hold(const Conditions& c, const PathQuery& q)
+{
+    for (const auto& exe : c.exe) {
+        if (!glob_match(exe, q.exe))
+            return false;
+    }
+    if (c.uid && (q.uid < c.uid->lo || q.uid > c.uid->hi))
+        return false;
+    if (c.gid && (q.gid < c.gid->lo || q.gid > c.gid->hi))
+        return false;
+    if (c.owner && !q.owner)
+        return false;
+    return (q.flags & c.open_flags) == c.open_flags;
+}
+
+Verdict evaluate(const Policy& policy, const PathQuery& q)
 {
     const PathRule* best = nullptr;
+    auto rank = [](const PathRule& r) {
+        return std::tuple{specificity(r.pattern), r.conditions.count(), r.decision == Decision::Deny};
+    };
     for (const auto& rule : policy.rules) {
-        if (matches(rule, path) && (best == nullptr || specificity(rule) > specificity(*best)))
+        if (!(rule.accesses & bit(q.access)) || !glob_match(rule.pattern, q.path) || !conditions_hold(rule.conditions, q))
+            continue;
+        // Rules come in id order, so among equals the lowest id decides.
+        if (best == nullptr || rank(rule) > rank(*best))
             best = &rule;
     }
     if (best == nullptr)
-        return {policy.default_decision, kDefaultRuleId};
+        return {policy.path_default.decision, policy.path_default.id};
     return {best->decision, best->id};
+}
+
+SyscallVerdict evaluate_syscall(const Policy& policy, std::string_view syscall)
+{
+    const SyscallRule* best = nullptr;
+    auto rank = [](const SyscallRule& r) { return std::tuple{!r.from_group, r.decision == Decision::Deny}; };
+    for (const auto& rule : policy.syscalls) {
+        if (rule.syscall == syscall && (best == nullptr || rank(rule) > rank(*best)))
+            best = &rule;
+    }
+    if (best == nullptr)
+        return {policy.syscall_default.decision, policy.syscall_default.id, policy.syscall_default_action};
+    return {best->decision, best->id, best->action};
+}
+
+const Provenance* find_origin(const Policy& policy, RuleId id)
+{
+    for (const auto* d : {&policy.path_default, &policy.net_default, &policy.syscall_default}) {
+        if (d->id == id)
+            return &d->origin;
+    }
+    if (const auto* o = origin_in(policy.rules, id))
+        return o;
+    if (const auto* o = origin_in(policy.audits, id))
+        return o;
+    if (const auto* o = origin_in(policy.syscalls, id))
+        return o;
+    if (const auto* o = origin_in(policy.net, id))
+        return o;
+    return origin_in(policy.devices, id);
 }
 
 std::string to_string(Decision decision)
@@ -54,18 +235,50 @@ std::string to_string(Decision decision)
 
 std::string dump(const Policy& policy)
 {
+    auto where = [](const Provenance& p) { return fmt::format("{}:{}", p.file, p.line); };
+    auto conditions = [](const Conditions& c) {
+        std::string out;
+        for (const auto& e : c.exe)
+            out += fmt::format(" when exe {:?}", e);
+        if (c.uid)
+            out += fmt::format(" when uid {}-{}", c.uid->lo, c.uid->hi);
+        if (c.gid)
+            out += fmt::format(" when gid {}-{}", c.gid->lo, c.gid->hi);
+        if (c.owner)
+            out += " owner";
+        if (c.open_flags)
+            out += fmt::format(" flags 0x{:x}", c.open_flags);
+        return out;
+    };
     std::string out = fmt::format("policy {:?}\n", policy.name);
     for (const auto& file : policy.files)
         out += fmt::format("  source {:?}\n", file);
-    out += fmt::format("  #{:<4} default {:<5}            {}:{}\n", kDefaultRuleId,
-                       to_string(policy.default_decision), policy.default_origin.file,
-                       policy.default_origin.line);
-    for (const auto& rule : policy.rules) {
-        const auto shown = rule.kind == MatchKind::Tree ? rule.path + "/" : rule.path;
-        out += fmt::format("  #{:<4} {:<5} {:<5} {:?}  {}:{}\n", rule.id, to_string(rule.decision),
-                           rule.kind == MatchKind::Tree ? "tree" : "exact", shown, rule.origin.file,
-                           rule.origin.line);
-    }
+    for (const auto& [k, v] : policy.bindings)
+        out += fmt::format("  binds ${{{}}} = {:?}\n", k, v);
+    out += fmt::format("  #{:<4} default {}  {}\n", policy.path_default.id, to_string(policy.path_default.decision),
+                       where(policy.path_default.origin));
+    out += fmt::format("  #{:<4} net default {}  {}\n", policy.net_default.id, to_string(policy.net_default.decision),
+                       where(policy.net_default.origin));
+    out += fmt::format("  #{:<4} syscalls default {}  {}\n", policy.syscall_default.id,
+                       to_string(policy.syscall_default.decision), where(policy.syscall_default.origin));
+    for (const auto& r : policy.rules)
+        out += fmt::format("  #{:<4} {} {} {:?}{}  {}\n", r.id, to_string(r.decision), to_string(r.accesses), r.pattern,
+                           conditions(r.conditions), where(r.origin));
+    for (const auto& r : policy.audits)
+        out += fmt::format("  #{:<4} audit {} {:?}{}  {}\n", r.id, to_string(r.accesses), r.pattern,
+                           conditions(r.conditions), where(r.origin));
+    for (const auto& r : policy.syscalls)
+        out += fmt::format("  #{:<4} syscall {} {}{}{}  {}\n", r.id, to_string(r.decision), r.syscall,
+                           r.from_group ? " (group)" : "",
+                           r.decision == Decision::Deny
+                               ? (r.action.kind == SyscallAction::Kind::Kill ? " kill"
+                                                                              : fmt::format(" errno {}", r.action.errno_value))
+                               : "",
+                           where(r.origin));
+    for (const auto& r : policy.net)
+        out += fmt::format("  #{:<4} net {} {}  {}\n", r.id, to_string(r.decision), r.origin.text, where(r.origin));
+    for (const auto& r : policy.devices)
+        out += fmt::format("  #{:<4} device {} {}  {}\n", r.id, to_string(r.decision), r.origin.text, where(r.origin));
     return out;
 }
 

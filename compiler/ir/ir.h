@@ -1,8 +1,14 @@
 // The intermediate representation: flat, sorted and deduplicated, so that two spellings
-// of one policy give identical tables. Every rule keeps its provenance.
+// of one policy give identical tables. Every rule keeps its provenance. ir::evaluate is
+// the language's reference semantics and the project's oracle.
 #pragma once
 
+#include "source/source.h"
+
+#include <array>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,38 +18,159 @@ namespace bw::ir {
 // Values match enum bw_decision in bpf-templates/bumblewrap.h.
 enum class Decision : std::uint8_t { Allow = 1, Deny = 2 };
 
-enum class MatchKind : std::uint8_t {
-    Exact, // the path itself
-    Tree,  // the path and everything below it (written with a trailing `/`)
-};
+// Values match enum bw_access_kind in bpf-templates/bumblewrap.h.
+enum class Access : std::uint8_t { Read, Write, Append, Exec, Create, Delete, Rename, Link, Metadata, Attr, Ioctl };
+inline constexpr std::size_t kAccessKinds = 11;
+using AccessMask = std::uint16_t;
+inline constexpr AccessMask kAllAccesses = (1u << kAccessKinds) - 1;
+
+constexpr AccessMask bit(Access a)
+{
+    return static_cast<AccessMask>(1u << static_cast<unsigned>(a));
+}
+std::string_view name(Access a);
+std::optional<Access> parse_access(std::string_view word); // "stat" is an alias of metadata
+std::string to_string(AccessMask mask);                     // "read, write" or "all"
 
 struct Provenance {
     std::string file;
     std::uint32_t line = 0;
     std::uint32_t column = 0;
-    std::string text; // the rule as written
+    std::string text;   // the rule as written
+    SourceLocation loc; // for diagnostics about the rule (valid while its sources live)
 };
 
 using RuleId = std::uint32_t;
-inline constexpr RuleId kDefaultRuleId = 1; // path rules are numbered from 2, in table order
+inline constexpr RuleId kDefaultRuleId = 1;        // the path (and device) default
+inline constexpr RuleId kNetDefaultRuleId = 2;
+inline constexpr RuleId kSyscallDefaultRuleId = 3;
+inline constexpr RuleId kFirstRuleId = 4;          // rules are numbered from here, in table order
 
+struct IdRange {
+    std::uint32_t lo = 0;
+    std::uint32_t hi = 0;
+    bool operator==(const IdRange&) const = default;
+    auto operator<=>(const IdRange&) const = default;
+};
+
+// When a rule applies, besides its pattern. Rules inside `when` blocks carry the block's
+// conditions; `owner` and `flags` qualify single rules.
+struct Conditions {
+    std::vector<std::string> exe; // globs the process's executable must match (all of them)
+    std::optional<IdRange> uid;
+    std::optional<IdRange> gid;
+    bool owner = false;           // the file's owner is the process's fsuid
+    std::uint32_t open_flags = 0; // O_* bits the open must carry
+
+    std::size_t count() const
+    {
+        return exe.size() + (uid ? 1 : 0) + (gid ? 1 : 0) + (owner ? 1 : 0) + (open_flags ? 1 : 0);
+    }
+    bool operator==(const Conditions&) const = default;
+    auto operator<=>(const Conditions&) const = default;
+};
+
+// A path rule with one glob pattern (alternatives `{a,b}` are expanded into rules that
+// share their provenance). Patterns are absolute; `**` is a whole component matching zero
+// or more components; a trailing `/` has become `/**`.
 struct PathRule {
     RuleId id = 0;
     Decision decision = Decision::Deny;
-    MatchKind kind = MatchKind::Exact;
-    std::string path; // normalised: no trailing `/`; the root tree is ""
+    AccessMask accesses = 0;
+    std::string pattern;
+    Conditions conditions;
+    Provenance origin;
+};
+
+// `audit` rules record matching accesses and never decide.
+struct AuditRule {
+    RuleId id = 0;
+    AccessMask accesses = 0;
+    std::string pattern;
+    Conditions conditions;
+    Provenance origin;
+};
+
+struct SyscallAction {
+    enum class Kind : std::uint8_t { Errno, Kill } kind = Kind::Errno;
+    int errno_value = 1; // EPERM
+    bool operator==(const SyscallAction&) const = default;
+    auto operator<=>(const SyscallAction&) const = default;
+};
+
+struct SyscallRule {
+    RuleId id = 0;
+    Decision decision = Decision::Deny;
+    std::string syscall;
+    bool from_group = false; // named through a group: less specific than a name
+    SyscallAction action;
+    Provenance origin;
+};
+
+struct NetEndpoint {
+    int family = 0;                  // AF_INET or AF_INET6
+    std::array<std::uint8_t, 16> address{};
+    std::uint8_t prefix = 0;         // bits of `address` that must match; 0 = any address
+    std::uint16_t port_lo = 0;
+    std::uint16_t port_hi = 65535;
+    bool operator==(const NetEndpoint&) const = default;
+    auto operator<=>(const NetEndpoint&) const = default;
+};
+
+struct NetRule {
+    enum class Kind : std::uint8_t { All, Family, Endpoint } kind = Kind::All;
+    RuleId id = 0;
+    Decision decision = Decision::Deny;
+    int family = 0;          // Family
+    int protocol = 0;        // Endpoint: IPPROTO_TCP or IPPROTO_UDP
+    bool bind = false;       // Endpoint: bind rather than connect
+    NetEndpoint endpoint;    // Endpoint
+    Conditions conditions;
+    Provenance origin;
+};
+
+struct DeviceRule {
+    RuleId id = 0;
+    Decision decision = Decision::Deny;
+    AccessMask accesses = 0;
+    std::string pattern;                 // by path, or empty when by number
+    char type = 0;                       // 'c' or 'b' when by number
+    IdRange major, minor;                // by number
+    bool ioctl_any = false;
+    std::vector<IdRange> ioctl_commands; // allowed ioctl command ranges
+    Conditions conditions;
+    Provenance origin;
+};
+
+struct Default {
+    Decision decision = Decision::Deny;
+    RuleId id = 0;
     Provenance origin;
 };
 
 struct Policy {
     std::string name;
+    std::string description;
+    std::string version;
+    std::string min_kernel;
+    std::vector<std::string> features;
     std::vector<std::string> files; // every source file, the main one first
-    Decision default_decision = Decision::Deny;
-    Provenance default_origin;
-    std::vector<PathRule> rules; // sorted by (path, kind, decision), ids ascending
+    // Built-in variables the policy used, bound at compile time: name -> value.
+    std::map<std::string, std::string> bindings;
+
+    Default path_default;    // files and devices (id kDefaultRuleId)
+    Default net_default;
+    Default syscall_default;
+    SyscallAction syscall_default_action;
+
+    std::vector<PathRule> rules; // sorted, ids ascending
+    std::vector<AuditRule> audits;
+    std::vector<SyscallRule> syscalls;
+    std::vector<NetRule> net;
+    std::vector<DeviceRule> devices;
 };
 
-// The rule with this id (the default included); nullptr when there is none.
+// The rule with this id (defaults included); nullptr when there is none.
 const Provenance* find_origin(const Policy& policy, RuleId id);
 
 struct Verdict {
@@ -53,11 +180,44 @@ struct Verdict {
     bool operator==(const Verdict&) const = default;
 };
 
-// The reference evaluator, written from the language semantics and independent of the
-// automata: the most specific matching rule decides. An exact rule beats a tree rule of
-// the same path, a longer path beats a shorter one, and deny beats allow at equal
-// specificity. No matching rule: the default decides.
-Verdict evaluate(const Policy& policy, std::string_view path);
+// A file access to decide. `flags` are the open's O_* bits.
+struct PathQuery {
+    Access access = Access::Read;
+    std::string path;
+    std::string exe;
+    std::uint32_t uid = 0;
+    std::uint32_t gid = 0;
+    bool owner = false;
+    std::uint32_t flags = 0;
+};
+
+// Whether a glob pattern matches a path (both absolute, no trailing `/`).
+bool glob_match(std::string_view pattern, std::string_view path);
+// True if the rule's conditions hold for the query.
+bool conditions_hold(const Conditions& c, const PathQuery& q);
+
+// How specific a pattern is; larger decides. See docs/language.md, "Precedence".
+struct Specificity {
+    std::size_t literal_prefix = 0; // bytes before the first wildcard
+    bool literal = false;           // no wildcard at all
+    int fewer_wildcards = 0;        // minus the number of wildcards
+    std::size_t literal_bytes = 0;  // all non-wildcard bytes
+    auto operator<=>(const Specificity&) const = default;
+};
+Specificity specificity(std::string_view pattern);
+
+// The reference evaluator: among the rules whose pattern matches, whose accesses include
+// the query's and whose conditions hold, the most specific decides; then the one with more
+// conditions; then deny over allow. No rule: the default decides.
+Verdict evaluate(const Policy& policy, const PathQuery& query);
+
+// Syscalls: a rule naming the syscall beats one through a group; deny wins a tie.
+struct SyscallVerdict {
+    Decision decision;
+    RuleId rule;
+    SyscallAction action;
+};
+SyscallVerdict evaluate_syscall(const Policy& policy, std::string_view syscall);
 
 std::string to_string(Decision decision);
 std::string dump(const Policy& policy); // --emit=ir

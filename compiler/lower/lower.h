@@ -1,4 +1,6 @@
-// Lowers a checked policy to the IR: sorted, deduplicated, numbered, with provenance.
+// Lowers a checked policy to the IR: every rule table sorted by meaning (never by source
+// order), duplicates merged (the first written keeps the provenance, a repeat is reported),
+// and rules numbered.
 #pragma once
 
 #include "check/check.h"
@@ -6,6 +8,6 @@
 
 namespace bw {
 
-ir::Policy run_lower(const CheckedPolicy& policy, const SourceManager& sources);
+ir::Policy run_lower(CheckedPolicy checked, Diagnostics& diags);
 
 } // namespace bw

@@ -8,6 +8,7 @@
 #include <BwpParser.h>
 
 #include <algorithm>
+#include <cctype>
 #include <exception>
 #include <initializer_list>
 #include <memory>
@@ -26,6 +27,9 @@ constexpr std::size_t kMaxSyntaxErrors = 20;
 // Tokens quoted in messages are cut to this many bytes: garbage input can be one huge token.
 constexpr std::size_t kMaxQuotedBytes = 40;
 constexpr std::string_view kUtf8Bom = "\xef\xbb\xbf";
+// `when` blocks nest by recursion in the parser, the AST builder and every later stage, so a
+// file nesting thousands of them would exhaust the stack. No policy needs this many.
+constexpr std::size_t kMaxWhenDepth = 100;
 
 struct EncodingError {
     std::size_t offset;
@@ -184,26 +188,79 @@ std::string quote_token(std::string_view text)
     return fmt::format("`{}...`", text.substr(0, cut));
 }
 
+// The n-th token before `token` that the parser saw: comments are in the stream too, on the
+// hidden channel, and must not count as the previous token (`default # why` then `}`).
+const antlr4::Token* visible_before(antlr4::Parser& parser, const antlr4::Token& token, std::size_t n)
+{
+    auto* stream = parser.getTokenStream();
+    for (auto index = token.getTokenIndex(); index > 0;) {
+        const antlr4::Token* t = stream->get(--index);
+        if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL && --n == 0)
+            return t;
+    }
+    return nullptr;
+}
+
+bool is_access(std::size_t type)
+{
+    switch (type) {
+    case BwpParser::READ: case BwpParser::WRITE: case BwpParser::APPEND: case BwpParser::EXEC:
+    case BwpParser::CREATE: case BwpParser::DELETE: case BwpParser::RENAME: case BwpParser::LINK:
+    case BwpParser::METADATA: case BwpParser::STAT: case BwpParser::ATTR: case BwpParser::IOCTL:
+    case BwpParser::ALL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+// A keyword's literal is its spelling in quotes: `'policy'`.
+bool is_keyword(std::size_t type, const antlr4::dfa::Vocabulary& vocabulary)
+{
+    const auto literal = vocabulary.getLiteralName(type);
+    return literal.size() >= 3 && literal.front() == '\'' &&
+           std::isalpha(static_cast<unsigned char>(literal[1])) != 0;
+}
+
+// What the parser wanted, in words. Large sets are named by what they start.
 std::string describe_expected(const antlr4::misc::IntervalSet& expected,
                               const antlr4::dfa::Vocabulary& vocabulary)
 {
+    // Where a name may stand, every keyword may too (`word` takes them): the set is "a name",
+    // not the statements its keywords would start.
+    const bool takes_names = has(expected, BwpParser::WORD);
+    if (!takes_names && has(expected, BwpParser::ALLOW) && has(expected, BwpParser::LET))
+        return has(expected, BwpParser::RBRACE) ? "a statement or `}`" : "a statement";
     std::vector<std::string> names;
+    if (takes_names)
+        names.emplace_back("a name");
+    bool accesses = false;
     auto types = expected.toList();
     // Token::EOF sorts first as -1, but reads better last.
     std::rotate(types.begin(), std::upper_bound(types.begin(), types.end(), -1), types.end());
     for (const auto signed_type : types) {
         const auto type = static_cast<std::size_t>(signed_type);
+        if (takes_names && (type == BwpParser::WORD || is_keyword(type, vocabulary)))
+            continue;
+        if (is_access(type)) {
+            if (!std::exchange(accesses, true))
+                names.emplace_back("an access (`read`, `write`, `exec`, ..., `all`)");
+            continue;
+        }
         switch (type) {
         case BwpParser::EOF: names.emplace_back("end of file"); break;
-        case BwpParser::POLICY: names.emplace_back("`policy`"); break;
-        case BwpParser::DEFAULT: names.emplace_back("`default`"); break;
-        case BwpParser::ALLOW: names.emplace_back("`allow`"); break;
-        case BwpParser::DENY: names.emplace_back("`deny`"); break;
-        case BwpParser::LBRACE: names.emplace_back("`{`"); break;
-        case BwpParser::RBRACE: names.emplace_back("`}`"); break;
         case BwpParser::STRING: names.emplace_back("a string"); break;
         case BwpParser::PATH: names.emplace_back("a path"); break;
-        default: names.push_back(vocabulary.getDisplayName(type)); break;
+        case BwpParser::WORD: names.emplace_back("a name"); break;
+        case BwpParser::GROUP: names.emplace_back("a `@group`"); break;
+        case BwpParser::SETREF: names.emplace_back("a `$set`"); break;
+        default: {
+            // Keywords and punctuation: the literal, in backticks.
+            auto literal = vocabulary.getLiteralName(type);
+            if (literal.size() >= 2 && literal.front() == '\'')
+                literal = literal.substr(1, literal.size() - 2);
+            names.push_back(fmt::format("`{}`", literal));
+        }
         }
     }
     std::string out;
@@ -246,8 +303,7 @@ private:
     SyntaxProblem explain(antlr4::Parser& parser, const antlr4::Token& found) const
     {
         const auto expected = parser.getExpectedTokens();
-        const auto index = found.getTokenIndex();
-        const antlr4::Token* previous = index > 0 ? parser.getTokenStream()->get(index - 1) : nullptr;
+        const antlr4::Token* previous = visible_before(parser, found, 1);
         const bool at_eof = found.getType() == antlr4::Token::EOF;
         const std::string_view text = at_eof ? std::string_view{} : index_.text(found);
         const std::string what = at_eof ? "end of file" : quote_token(text);
@@ -263,32 +319,39 @@ private:
         }
 
         auto& hints = problem.hints;
-        if (is_set(expected, {BwpParser::PATH, BwpParser::STRING})) {
-            problem.message =
-                fmt::format("expected a path after `{}`, found {}", index_.text(*previous), what);
+        const auto previous_type = previous ? previous->getType() : antlr4::Token::INVALID_TYPE;
+        const bool after_action = previous_type == BwpParser::ALLOW || previous_type == BwpParser::DENY ||
+                                  previous_type == BwpParser::AUDIT;
+        if (has(expected, BwpParser::READ) && after_action &&
+            (found.getType() == BwpParser::PATH || found.getType() == BwpParser::STRING)) {
+            problem.message = fmt::format("expected the accesses to {} before the path, found {}",
+                                          index_.text(*previous), what);
+            hints.push_back(fmt::format("name them, e.g. `{} read, exec {}`, or `{} all {}`", index_.text(*previous),
+                                        text, index_.text(*previous), text));
+        } else if (has(expected, BwpParser::PATH) && has(expected, BwpParser::STRING) &&
+                   !has(expected, BwpParser::READ)) {
+            problem.message = fmt::format("expected a path after `{}`, found {}", index_.text(*previous), what);
             if (found.getType() == BwpParser::WORD && text.starts_with('~'))
-                hints.emplace_back("`~` is not expanded; write the absolute path");
+                hints.emplace_back("`~` is not expanded; write `${HOME}` or the absolute path");
             else if (found.getType() == BwpParser::WORD)
                 hints.push_back(fmt::format("an unquoted path starts with `/`: did you mean {}?",
                                             quote_token(fmt::format("/{}", text))));
-        } else if (is_set(expected, {BwpParser::ALLOW, BwpParser::DENY})) {
+        } else if (previous_type == BwpParser::DEFAULT && has(expected, BwpParser::ALLOW)) {
             problem.message = fmt::format("expected `allow` or `deny` after `default`, found {}", what);
             hints.emplace_back("write `default allow` or `default deny`");
-        } else if (is_set(expected, {BwpParser::STRING})) {
-            problem.message =
-                fmt::format("expected a quoted policy name after `policy`, found {}", what);
+        } else if (is_set(expected, {BwpParser::STRING}) && previous_type == BwpParser::POLICY) {
+            problem.message = fmt::format("expected a quoted policy name after `policy`, found {}", what);
             if (found.getType() == BwpParser::WORD)
                 hints.push_back(fmt::format("quote the name: `policy \"{}\"`", text));
-        } else if (is_set(expected, {BwpParser::LBRACE})) {
+        } else if (is_set(expected, {BwpParser::LBRACE}) && previous_type == BwpParser::STRING) {
             problem.message = fmt::format("expected `{{` after the policy name, found {}", what);
-        } else if (has(expected, BwpParser::RBRACE) &&
-                   (at_eof || found.getType() == BwpParser::POLICY)) {
-            problem.message =
-                fmt::format("expected `}}` to close the policy opened on line {}, found {}",
-                            policy_line(parser), what);
+        } else if (has(expected, BwpParser::RBRACE) && has(expected, BwpParser::LET) &&
+                   !has(expected, BwpParser::WORD) && (at_eof || found.getType() == BwpParser::POLICY)) {
+            problem.message = fmt::format("expected `}}` to close the block opened on line {}, found {}",
+                                          block_line(parser), what);
         } else {
-            problem.message = fmt::format("expected {}, found {}",
-                                          describe_expected(expected, parser.getVocabulary()), what);
+            problem.message =
+                fmt::format("expected {}, found {}", describe_expected(expected, parser.getVocabulary()), what);
             hints = unexpected_token_hints(parser, found, expected);
         }
 
@@ -311,24 +374,25 @@ private:
         const auto is_pattern = [](const antlr4::Token* t) {
             return t && (t->getType() == BwpParser::PATH || t->getType() == BwpParser::STRING);
         };
-        const auto back = [&](std::size_t n) {
-            const auto index = found.getTokenIndex();
-            return index >= n ? parser.getTokenStream()->get(index - n) : nullptr;
-        };
+        const auto back = [&](std::size_t n) { return visible_before(parser, found, n); };
         const auto* previous = back(1);
         const auto* keyword = back(2);
-        if (is_pattern(&found)) {
-            // `default` alone on its line, then `allow /x`: the parser read `default allow`.
+        // Where a name may stand, keywords are names: `policy` or `allow` there start nothing.
+        const bool takes_names = has(expected, BwpParser::WORD);
+        if (!takes_names && has(expected, BwpParser::ALLOW) && has(expected, BwpParser::LET)) {
+            // `default` alone on its line, then `allow read /x`: the parser read `default allow`.
             if (keyword && keyword->getType() == BwpParser::DEFAULT &&
                 keyword->getLine() != previous->getLine() && previous->getLine() == found.getLine())
                 return {fmt::format("`default` on line {} took `{}` as its action: write "
                                     "`default allow` or `default deny`",
                                     index_.locate(*keyword).line, index_.text(*previous))};
+            if (!is_pattern(&found))
+                return {};
             if (is_pattern(previous) && previous->getLine() == found.getLine())
-                return {"a rule is `allow PATH` or `deny PATH`, with one path per rule"};
-            return {"start the rule with `allow` or `deny`"};
+                return {"a rule names one path: write one rule per path, or a `set` of paths"};
+            return {"start the rule with `allow`, `deny` or `audit` and its accesses: `allow read /path`"};
         }
-        if (!has(expected, BwpParser::POLICY))
+        if (takes_names || !has(expected, BwpParser::POLICY))
             return {};
         // After an error, the matching `{` may be one that the parser skipped.
         if (found.getType() == BwpParser::RBRACE)
@@ -337,11 +401,12 @@ private:
         return {"a file holds `policy \"name\" { ... }` blocks"};
     }
 
-    std::uint32_t policy_line(antlr4::Parser& parser) const
+    // The line of the innermost `policy` or `when` block being parsed.
+    std::uint32_t block_line(antlr4::Parser& parser) const
     {
         for (antlr4::tree::ParseTree* node = parser.getContext(); node; node = node->parent) {
-            if (auto* policy = dynamic_cast<BwpParser::PolicyContext*>(node))
-                return index_.locate(*policy->getStart()).line;
+            if (dynamic_cast<BwpParser::PolicyContext*>(node) || dynamic_cast<BwpParser::WhenBlockContext*>(node))
+                return index_.locate(*dynamic_cast<antlr4::ParserRuleContext*>(node)->getStart()).line;
         }
         return 0;
     }
@@ -363,13 +428,37 @@ protected:
     antlr4::Token* singleTokenDeletion(antlr4::Parser* parser) override
     {
         const auto rule = parser->getContext()->getRuleIndex();
-        const bool in_statement = rule == BwpParser::RuleDefaultStmt ||
-                                  rule == BwpParser::RulePathRule || rule == BwpParser::RuleAction ||
-                                  rule == BwpParser::RulePattern;
+        const bool in_statement = rule != BwpParser::RuleFile && rule != BwpParser::RulePolicy &&
+                                  rule != BwpParser::RuleStatement && rule != BwpParser::RuleWhenBlock;
         auto* tokens = parser->getTokenStream();
         if (in_statement && tokens->LT(2)->getLine() != tokens->LT(-1)->getLine())
             return nullptr;
         return DefaultErrorStrategy::singleTokenDeletion(parser);
+    }
+};
+
+// Thrown out of the parser at a `when` block nested past kMaxWhenDepth.
+struct WhenTooDeep {
+    const antlr4::Token* when;
+};
+
+// BwpParser that refuses `when` blocks nested past kMaxWhenDepth before recursing any further.
+class DepthLimitedParser final : public BwpParser {
+public:
+    using BwpParser::BwpParser;
+
+    void enterRule(antlr4::ParserRuleContext* ctx, std::size_t state, std::size_t rule) override
+    {
+        BwpParser::enterRule(ctx, state, rule);
+        if (rule != BwpParser::RuleWhenBlock)
+            return;
+        // The contexts being parsed link to their callers even when no tree is built.
+        std::size_t depth = 0;
+        for (antlr4::RuleContext* node = ctx; node != nullptr;
+             node = dynamic_cast<antlr4::RuleContext*>(node->parent))
+            depth += node->getRuleIndex() == BwpParser::RuleWhenBlock ? 1 : 0;
+        if (depth > kMaxWhenDepth)
+            throw WhenTooDeep{ctx->getStart()};
     }
 };
 
@@ -393,27 +482,188 @@ private:
         policy.name = string_value(*ctx.name);
         policy.loc = index_.locate(*ctx.POLICY()->getSymbol());
         policy.name_loc = index_.locate(*ctx.name);
-        for (auto* statement : ctx.statement()) {
-            if (auto* stmt = statement->defaultStmt()) {
-                policy.defaults.push_back(ast::DefaultStmt{
-                    action(*stmt->action()),
-                    index_.locate(*stmt->DEFAULT()->getSymbol(), *stmt->action()->getStart())});
-            } else {
-                auto& rule = *statement->pathRule();
-                const auto& pattern = *rule.pattern()->getStart();
-                policy.rules.push_back(ast::PathRule{
-                    action(*rule.action()),
-                    pattern.getType() == BwpParser::STRING ? string_value(pattern)
-                                                           : std::string(index_.text(pattern)),
-                    index_.locate(*rule.action()->getStart(), pattern), index_.locate(pattern)});
-            }
-        }
+        policy.body = statements(ctx.statement());
         return policy;
+    }
+
+    std::vector<ast::Statement> statements(const std::vector<BwpParser::StatementContext*>& list)
+    {
+        std::vector<ast::Statement> out;
+        out.reserve(list.size());
+        for (auto* s : list)
+            out.push_back(ast::Statement{statement(*s)});
+        return out;
+    }
+
+    decltype(ast::Statement::node) statement(BwpParser::StatementContext& ctx)
+    {
+        if (auto* m = ctx.metadata()) {
+            const auto key = m->key->getType() == BwpParser::DESCRIPTION ? ast::Metadata::Key::Description
+                                                                         : ast::Metadata::Key::Version;
+            return ast::Metadata{key, text(*m->value), span(*m)};
+        }
+        if (auto* r = ctx.requiresStmt()) {
+            const auto what = r->what->getType() == BwpParser::KERNEL ? ast::Requires::What::Kernel
+                                                                      : ast::Requires::What::Feature;
+            return ast::Requires{what, word(*r->word()), span(*r)};
+        }
+        if (auto* i = ctx.includeStmt())
+            return ast::Include{text(*i->target), span(*i)};
+        if (auto* l = ctx.letStmt())
+            return ast::Let{word(*l->name), text(*l->value), span(*l)};
+        if (auto* d = ctx.setStmt()) {
+            ast::SetDef set{d->kind->getType() == BwpParser::PATHS ? ast::SetDef::Kind::Paths
+                                                                   : ast::SetDef::Kind::Syscalls,
+                            word(*d->name), {}, span(*d)};
+            for (auto* item : d->item())
+                set.items.push_back(build_item(*item));
+            return set;
+        }
+        if (auto* d = ctx.defaultStmt()) {
+            auto scope = ast::DefaultStmt::Scope::Paths;
+            if (d->scope != nullptr)
+                scope = d->scope->getType() == BwpParser::NET ? ast::DefaultStmt::Scope::Net
+                                                              : ast::DefaultStmt::Scope::Syscalls;
+            return ast::DefaultStmt{scope, action(*d->action()), syscall_action(d->syscallAction()), span(*d)};
+        }
+        if (auto* r = ctx.pathRule()) {
+            ast::PathRule rule{action(*r->action()), accesses(*r->accessList()), std::nullopt,
+                               target(*r->target), {}, span(*r)};
+            if (r->OWNER() != nullptr)
+                rule.owner = index_.locate(*r->OWNER()->getSymbol());
+            if (auto* f = r->flagsClause())
+                rule.flags = words(f->word());
+            return rule;
+        }
+        if (auto* r = ctx.syscallRule()) {
+            ast::SyscallRule rule{action(*r->action()), {}, syscall_action(r->syscallAction()), span(*r)};
+            for (auto* item : r->item())
+                rule.items.push_back(build_item(*item));
+            return rule;
+        }
+        if (auto* r = ctx.netRule())
+            return net_rule(*r);
+        if (auto* r = ctx.deviceRule())
+            return device_rule(*r);
+        return when_block(*ctx.whenBlock());
+    }
+
+    ast::NetRule net_rule(BwpParser::NetRuleContext& r)
+    {
+        auto& t = *r.netTarget();
+        ast::NetRule rule{ast::NetRule::Kind::All, action(*r.action()), {}, std::nullopt, std::nullopt, {}, span(r)};
+        if (t.FAMILY() != nullptr) {
+            rule.kind = ast::NetRule::Kind::Family;
+            rule.families = words(t.word());
+        } else if (t.proto != nullptr) {
+            rule.kind = ast::NetRule::Kind::Endpoint;
+            rule.protocol = token_word(*t.proto);
+            rule.direction = token_word(*t.direction);
+            rule.endpoints = words(t.word());
+        }
+        return rule;
+    }
+
+    ast::DeviceRule device_rule(BwpParser::DeviceRuleContext& r)
+    {
+        ast::DeviceRule rule{action(*r.action()), accesses(*r.accessList()), ast::Text{}, std::nullopt, false, {},
+                             span(r)};
+        auto& t = *r.deviceTarget();
+        if (t.kind != nullptr)
+            rule.target = ast::DeviceNumber{token_word(*t.kind), word(*t.word())};
+        else
+            std::visit([&](auto&& v) { rule.target = std::move(v); }, target(*t.getStart()));
+        if (auto* io = r.ioctlClause()) {
+            rule.ioctl = index_.locate(*io->IOCTL()->getSymbol());
+            rule.ioctl_any = io->ANY() != nullptr;
+            rule.ioctl_commands = words(io->word());
+        }
+        return rule;
+    }
+
+    ast::WhenBlock when_block(BwpParser::WhenBlockContext& w)
+    {
+        ast::WhenBlock block{{}, statements(w.statement()), index_.locate(*w.WHEN()->getSymbol(), *w.LBRACE()->getSymbol())};
+        for (auto* c : w.condition()) {
+            ast::Condition cond{ast::Condition::Kind::Exe, {}, {}, span(*c)};
+            if (c->EXE() != nullptr) {
+                cond.exe = text(*c->getStop());
+            } else {
+                cond.kind = c->UID() != nullptr ? ast::Condition::Kind::Uid : ast::Condition::Kind::Gid;
+                cond.id = word(*c->word());
+            }
+            block.conditions.push_back(std::move(cond));
+        }
+        return block;
+    }
+
+    ast::Item build_item(BwpParser::ItemContext& ctx)
+    {
+        const auto& token = *ctx.getStart();
+        const auto loc = index_.locate(token);
+        switch (token.getType()) {
+        case BwpParser::STRING: return {ast::Item::Kind::Pattern, string_value(token), loc, true};
+        case BwpParser::PATH: return {ast::Item::Kind::Pattern, std::string(index_.text(token)), loc, false};
+        case BwpParser::GROUP: return {ast::Item::Kind::Group, std::string(index_.text(token).substr(1)), loc, false};
+        case BwpParser::SETREF: return {ast::Item::Kind::SetRef, std::string(index_.text(token).substr(1)), loc, false};
+        default: return {ast::Item::Kind::Word, std::string(index_.text(token)), loc, false};
+        }
+    }
+
+    std::optional<ast::SyscallAction> syscall_action(BwpParser::SyscallActionContext* ctx)
+    {
+        if (ctx == nullptr)
+            return std::nullopt;
+        if (ctx->KILL() != nullptr)
+            return ast::SyscallAction{ast::SyscallAction::Kind::Kill, std::nullopt, span(*ctx)};
+        return ast::SyscallAction{ast::SyscallAction::Kind::Errno, word(*ctx->word()), span(*ctx)};
+    }
+
+    std::vector<ast::AccessName> accesses(BwpParser::AccessListContext& ctx)
+    {
+        std::vector<ast::AccessName> out;
+        for (auto* a : ctx.access())
+            out.push_back({std::string(index_.text(*a->getStart())), index_.locate(*a->getStart())});
+        return out;
+    }
+
+    ast::PathTarget target(const antlr4::Token& token)
+    {
+        if (token.getType() == BwpParser::SETREF)
+            return ast::SetRef{std::string(index_.text(token).substr(1)), index_.locate(token)};
+        return text(token);
+    }
+
+    ast::Text text(const antlr4::Token& token)
+    {
+        if (token.getType() == BwpParser::STRING)
+            return {string_value(token), index_.locate(token), true};
+        return {std::string(index_.text(token)), index_.locate(token), false};
+    }
+
+    ast::Word word(BwpParser::WordContext& ctx) { return token_word(*ctx.getStart()); }
+    ast::Word token_word(const antlr4::Token& token)
+    {
+        return {std::string(index_.text(token)), index_.locate(token)};
+    }
+    std::vector<ast::Word> words(const std::vector<BwpParser::WordContext*>& list)
+    {
+        std::vector<ast::Word> out;
+        for (auto* w : list)
+            out.push_back(word(*w));
+        return out;
+    }
+
+    SourceLocation span(antlr4::ParserRuleContext& ctx) const
+    {
+        return index_.locate(*ctx.getStart(), *ctx.getStop());
     }
 
     static ast::Action action(BwpParser::ActionContext& ctx)
     {
-        return ctx.ALLOW() ? ast::Action::Allow : ast::Action::Deny;
+        if (ctx.ALLOW() != nullptr)
+            return ast::Action::Allow;
+        return ctx.DENY() != nullptr ? ast::Action::Deny : ast::Action::Audit;
     }
 
     // The contents of a quoted string with its escapes resolved.
@@ -471,9 +721,11 @@ void report_syntax_problems(std::vector<SyntaxProblem>& problems, bool stopped, 
         last->hints.push_back(fmt::format("stopped after {} syntax errors", kMaxSyntaxErrors));
 }
 
-} // namespace
-
-std::optional<ast::Module> run_parse(const SourceFile& file, Diagnostics& diags)
+// The whole parse: the encoding check, then ANTLR with our error reporting. Only when nothing
+// was reported does `use(index, tokens, tree)` make the result, so that run_parse and run_lex
+// report the same errors.
+template <typename Result, typename Use>
+std::optional<Result> parse_file(const SourceFile& file, Diagnostics& diags, Use use)
 {
     const std::string_view text = file.text;
     if (const auto bad = find_encoding_error(text)) {
@@ -495,7 +747,7 @@ std::optional<ast::Module> run_parse(const SourceFile& file, Diagnostics& diags)
 
         BwpLexer lexer(&input);
         antlr4::CommonTokenStream tokens(&lexer);
-        BwpParser parser(&tokens);
+        DepthLimitedParser parser(&tokens);
         std::vector<SyntaxProblem> problems;
         SyntaxErrorListener listener(index, problems);
         lexer.removeErrorListeners();
@@ -510,6 +762,11 @@ std::optional<ast::Module> run_parse(const SourceFile& file, Diagnostics& diags)
             tree = parser.file();
         } catch (const antlr4::ParseCancellationException&) {
             stopped = true;
+        } catch (const WhenTooDeep& deep) {
+            const auto offset = index.begin(*deep.when);
+            problems.push_back({offset, index.locate(*deep.when),
+                                fmt::format("`when` blocks are nested more than {} deep", kMaxWhenDepth),
+                                {"one `when` can test several conditions: `when uid 1000 and gid 100 { ... }`"}});
         }
         for (auto* token : tokens.getTokens()) {
             if (token->getType() == BwpLexer::UNTERMINATED_STRING) {
@@ -522,12 +779,7 @@ std::optional<ast::Module> run_parse(const SourceFile& file, Diagnostics& diags)
             report_syntax_problems(problems, stopped, diags);
             return std::nullopt;
         }
-
-        const auto errors_before = diags.error_count();
-        auto module = AstBuilder(index, diags).build(file.id, *tree);
-        if (diags.error_count() != errors_before)
-            return std::nullopt;
-        return module;
+        return use(index, tokens, *tree);
     } catch (const std::exception& e) {
         // ANTLR gets valid UTF-8 only, so this is a bug or an allocation failure; the caller
         // still gets a diagnostic rather than an exception.
@@ -535,6 +787,76 @@ std::optional<ast::Module> run_parse(const SourceFile& file, Diagnostics& diags)
                      fmt::format("internal parser error: {}", e.what()));
         return std::nullopt;
     }
+}
+
+} // namespace
+
+std::optional<ast::Module> run_parse(const SourceFile& file, Diagnostics& diags)
+{
+    return parse_file<ast::Module>(
+        file, diags,
+        [&](const TextIndex& index, antlr4::CommonTokenStream&,
+            BwpParser::FileContext& tree) -> std::optional<ast::Module> {
+            const auto errors_before = diags.error_count();
+            auto module = AstBuilder(index, diags).build(file.id, tree);
+            if (diags.error_count() != errors_before)
+                return std::nullopt;
+            return module;
+        });
+}
+
+namespace {
+
+LexToken::Kind lex_kind(const antlr4::Token& token, std::string_view text)
+{
+    switch (token.getType()) {
+    case BwpLexer::STRING: return LexToken::Kind::String;
+    case BwpLexer::PATH: return LexToken::Kind::Path;
+    case BwpLexer::GROUP: return LexToken::Kind::Group;
+    case BwpLexer::SETREF: return LexToken::Kind::SetRef;
+    case BwpLexer::COMMENT: return LexToken::Kind::Comment;
+    case BwpLexer::WORD: return LexToken::Kind::Word;
+    default:
+        // Every other token is a literal (`policy`, `{`): told apart by their first character,
+        // keywords and punctuation need no list that the grammar could outgrow.
+        return std::isalpha(static_cast<unsigned char>(text.front())) != 0 ? LexToken::Kind::Keyword
+                                                                           : LexToken::Kind::Punct;
+    }
+}
+
+void mark_statements(const std::vector<BwpParser::StatementContext*>& statements, std::vector<bool>& starts)
+{
+    for (auto* s : statements) {
+        starts[s->getStart()->getTokenIndex()] = true;
+        if (auto* w = s->whenBlock())
+            mark_statements(w->statement(), starts);
+    }
+}
+
+} // namespace
+
+std::optional<std::vector<LexToken>> run_lex(const SourceFile& file, Diagnostics& diags)
+{
+    return parse_file<std::vector<LexToken>>(
+        file, diags,
+        [](const TextIndex& index, antlr4::CommonTokenStream& tokens, BwpParser::FileContext& tree) {
+            const auto& all = tokens.getTokens();
+            std::vector<bool> starts(all.size());
+            for (auto* policy : tree.policy()) {
+                starts[policy->getStart()->getTokenIndex()] = true;
+                mark_statements(policy->statement(), starts);
+            }
+            std::vector<LexToken> out;
+            out.reserve(all.size());
+            for (auto* token : all) {
+                if (token->getType() == antlr4::Token::EOF)
+                    continue;
+                const auto text = index.text(*token);
+                const auto loc = index.locate(*token);
+                out.push_back({lex_kind(*token, text), text, loc.line, loc.column, starts[token->getTokenIndex()]});
+            }
+            return std::optional(std::move(out));
+        });
 }
 
 } // namespace bw

@@ -35,6 +35,7 @@ public:
     std::string_view line_text(FileId id, std::uint32_t line) const;
     // The bytes a location covers (clamped to its line).
     std::string_view slice(const SourceLocation& loc) const;
+    std::size_t size() const { return files_.size(); }
 
 private:
     std::deque<SourceFile> files_;

@@ -7,13 +7,8 @@ namespace bw::rt {
 
 std::string describe_denial(const bw_event& e, const artifact::PolicyData& policy)
 {
-    std::string access;
-    if (e.access & BW_ACCESS_READ)
-        access = "read";
-    if (e.access & BW_ACCESS_WRITE)
-        access += access.empty() ? "write" : "+write";
-    if (access.empty())
-        access = "open";
+    const std::string access =
+        e.access < ir::kAccessKinds ? std::string(ir::name(static_cast<ir::Access>(e.access))) : "access";
 
     const std::string comm(e.comm, strnlen(e.comm, sizeof e.comm));
     std::string object;

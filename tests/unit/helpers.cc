@@ -26,12 +26,36 @@ std::string TempDir::write(const std::string& name, const std::string& text) con
     return p.string();
 }
 
-CompileResult compile_file(const std::string& path)
+PipelineOptions test_options()
 {
-    CompileResult r{std::make_unique<Compilation>(), std::nullopt};
+    auto o = default_options();
+    o.check.bindings = {{"HOME", "/home/user"}, {"USER", "user"}, {"UID", "1000"},
+                        {"GID", "1000"}, {"CWD", "/home/user/project"}};
+    o.check.check_symlinks = false;
+    return o;
+}
+
+CompileResult compile_file(const std::string& path, const PipelineOptions& options)
+{
+    CompileResult r{std::make_unique<Compilation>(), std::nullopt, std::nullopt};
     std::string dump;
-    r.compiled = run_pipeline(path, *r.compilation, Emit::None, dump);
+    r.compiled = run_pipeline(path, *r.compilation, options, dump);
     return r;
+}
+
+CompileResult check_file(const std::string& path, const PipelineOptions& options)
+{
+    CompileResult r{std::make_unique<Compilation>(), std::nullopt, std::nullopt};
+    std::string dump;
+    if (const auto file = load_file(path, r.compilation->sources, r.compilation->diags))
+        r.policy = run_frontend(*file, *r.compilation, options, dump);
+    return r;
+}
+
+CompileResult check_text(const std::string& text, const std::string& name)
+{
+    TempDir dir;
+    return check_file(dir.write(name, text));
 }
 
 CompileResult compile_text(const std::string& text, const std::string& name)

@@ -28,12 +28,22 @@ private:
 struct CompileResult {
     std::unique_ptr<Compilation> compilation; // owns the diagnostics and their sources
     std::optional<Compiled> compiled;
+    std::optional<ir::Policy> policy; // check_* only: the front end's IR
 
     const Diagnostics& diags() const { return compilation->diags; }
 };
 
+// Options for tests: fixed bindings (HOME=/home/user, USER=user, UID/GID=1000,
+// CWD=/home/user/project) and no look at this machine's symlinks, so that results do not
+// depend on who runs the tests where.
+PipelineOptions test_options();
+
 // Writes `text` to a file named `name` in a temporary folder and runs the pipeline.
 CompileResult compile_text(const std::string& text, const std::string& name = "test.bwp");
-CompileResult compile_file(const std::string& path);
+CompileResult compile_file(const std::string& path, const PipelineOptions& options = test_options());
+
+// What `bwc check` runs: the front end and its lints, without the kernel-side stages.
+CompileResult check_text(const std::string& text, const std::string& name = "test.bwp");
+CompileResult check_file(const std::string& path, const PipelineOptions& options = test_options());
 
 } // namespace bw::test

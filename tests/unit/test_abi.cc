@@ -5,18 +5,19 @@
 
 #include <cstddef>
 
-static_assert(BW_ABI_VERSION == 1);
+static_assert(BW_ABI_VERSION == 2);
 static_assert(sizeof(bw_sandbox) == 272);
 static_assert(offsetof(bw_sandbox, nclasses) == 0);
 static_assert(offsetof(bw_sandbox, nstates) == 4);
 static_assert(offsetof(bw_sandbox, default_decision) == 8);
 static_assert(offsetof(bw_sandbox, default_rule) == 12);
 static_assert(offsetof(bw_sandbox, classes) == 16);
-static_assert(sizeof(bw_accept) == 12);
-static_assert(offsetof(bw_accept, exact_rule) == 0);
-static_assert(offsetof(bw_accept, tree_rule) == 4);
-static_assert(offsetof(bw_accept, exact_decision) == 8);
-static_assert(offsetof(bw_accept, tree_decision) == 9);
+static_assert(BW_ACCESS_KINDS == bw::ir::kAccessKinds);
+static_assert(BW_ACCESS_EXEC == static_cast<int>(bw::ir::Access::Exec));
+static_assert(BW_ACCESS_IOCTL == static_cast<int>(bw::ir::Access::Ioctl));
+static_assert(sizeof(bw_accept) == 56);
+static_assert(offsetof(bw_accept, rule) == 0);
+static_assert(offsetof(bw_accept, decision) == 44);
 static_assert(sizeof(bw_event) == 48 + BW_PATH_MAX);
 static_assert(offsetof(bw_event, cgroup_id) == 0);
 static_assert(offsetof(bw_event, rule_id) == 16);

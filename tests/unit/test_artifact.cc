@@ -18,8 +18,8 @@ namespace {
 
 const char* kPolicy = R"(policy "web" {
     default deny
-    allow /usr/
-    deny /usr/bin/su
+    allow read, exec /usr/
+    deny exec /usr/bin/su
 })";
 
 std::string slurp(const std::string& path)
@@ -33,7 +33,7 @@ std::string build(const test::TempDir& dir, const std::string& text, const std::
     const auto src = dir.write("web.bwp", text);
     Compilation c;
     std::string dump;
-    auto compiled = run_pipeline(src, c, Emit::None, dump);
+    auto compiled = run_pipeline(src, c, test::test_options(), dump);
     REQUIRE(compiled);
     const auto path = (dir.path() / out).string();
     REQUIRE(run_write_artifact(*compiled, path, embedded::generic_bpf, c));
@@ -52,10 +52,10 @@ TEST_CASE("an artifact reads back with its tables, rules and provenance")
     CHECK(a.policy.policy_name == "web");
     CHECK(a.policy.format_version == artifact::kFormatVersion);
     CHECK(a.policy.abi_version == BW_ABI_VERSION);
-    REQUIRE(a.policy.rules.size() == 3);
-    const auto* su = a.policy.rule(3);
+    REQUIRE(a.policy.rules.size() == 5); // three defaults and two rules
+    const auto* su = a.policy.rule(ir::kFirstRuleId + 1);
     REQUIRE(su != nullptr);
-    CHECK(su->text == "deny /usr/bin/su");
+    CHECK(su->text == "deny exec /usr/bin/su");
     CHECK(su->line == 4);
     CHECK(a.policy.tables.trans.size() ==
           std::size_t{a.policy.tables.sandbox.nstates} * a.policy.tables.sandbox.nclasses);
@@ -72,7 +72,7 @@ TEST_CASE("artifacts of different policies share one program identity")
     test::TempDir dir;
     const auto a = std::get<artifact::Artifact>(artifact::read(build(dir, kPolicy, "a.o")));
     const auto b = std::get<artifact::Artifact>(
-        artifact::read(build(dir, "policy \"other\" {\n default allow\n deny /etc/\n}\n", "b.o")));
+        artifact::read(build(dir, "policy \"other\" {\n default allow\n deny read /etc/\n}\n", "b.o")));
     CHECK(a.program_id == b.program_id);
     CHECK(a.elf != b.elf);
 }
@@ -142,7 +142,7 @@ TEST_CASE("a failed write leaves no file behind")
     const auto src = dir.write("web.bwp", kPolicy);
     Compilation c;
     std::string dump;
-    auto compiled = run_pipeline(src, c, Emit::None, dump);
+    auto compiled = run_pipeline(src, c, test::test_options(), dump);
     REQUIRE(compiled);
     const std::byte not_elf[] = {std::byte{1}, std::byte{2}, std::byte{3}};
     const auto out = (dir.path() / "web.o").string();

@@ -12,14 +12,25 @@ namespace {
 
 // Few, overlapping names, so that random rules nest, collide and share prefixes.
 const std::vector<std::string> kNames = {"a", "b", "ab", "a.b", "ba", "x y", "\xc3\xa9"};
+const std::vector<std::string> kGlobs = {"*", "a*", "*b", "?", "[ab]", "[!a]*", "**", "**"};
 
 std::string random_path(std::mt19937& rng, int max_depth)
 {
     std::uniform_int_distribution<int> depth(0, max_depth);
-    std::uniform_int_distribution<std::size_t> name(0, kNames.size() - 1);
     std::string p;
     for (int d = depth(rng); d > 0; --d)
-        p += "/" + kNames[name(rng)];
+        p += "/" + kNames[rng() % kNames.size()];
+    return p.empty() ? "/" : p;
+}
+
+std::string random_pattern(std::mt19937& rng)
+{
+    std::string p;
+    const int depth = 1 + static_cast<int>(rng() % 4);
+    for (int d = 0; d < depth; ++d) {
+        const bool glob = rng() % 3 == 0;
+        p += "/" + (glob ? kGlobs[rng() % kGlobs.size()] : kNames[rng() % kNames.size()]);
+    }
     return p;
 }
 
@@ -27,61 +38,100 @@ ir::Policy random_policy(std::mt19937& rng)
 {
     ir::Policy p;
     p.name = "random";
-    p.default_decision = rng() % 2 ? ir::Decision::Allow : ir::Decision::Deny;
-    std::set<std::tuple<std::string, ir::MatchKind, ir::Decision>> seen;
-    const int n = static_cast<int>(rng() % 12);
+    p.path_default = {rng() % 2 ? ir::Decision::Allow : ir::Decision::Deny, ir::kDefaultRuleId, {}};
+    std::set<std::tuple<std::string, ir::AccessMask, ir::Decision>> seen;
+    const int n = static_cast<int>(rng() % 10);
     for (int i = 0; i < n; ++i) {
         ir::PathRule r;
-        r.kind = rng() % 2 ? ir::MatchKind::Tree : ir::MatchKind::Exact;
-        r.path = random_path(rng, 3);
-        if (r.path.empty() && r.kind == ir::MatchKind::Exact)
-            r.path = "/a";
+        r.pattern = random_pattern(rng);
+        r.accesses = static_cast<ir::AccessMask>(1 + rng() % 15); // read, write, append, exec
         r.decision = rng() % 2 ? ir::Decision::Allow : ir::Decision::Deny;
-        if (!seen.emplace(r.path, r.kind, r.decision).second)
+        if (!seen.emplace(r.pattern, r.accesses, r.decision).second)
             continue;
-        r.id = ir::kDefaultRuleId + 1 + static_cast<ir::RuleId>(p.rules.size());
         p.rules.push_back(r);
     }
+    // The pipeline's order: sorted, then numbered.
+    std::sort(p.rules.begin(), p.rules.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.pattern, a.accesses, a.decision) < std::tie(b.pattern, b.accesses, b.decision);
+    });
+    ir::RuleId id = ir::kFirstRuleId;
+    for (auto& r : p.rules)
+        r.id = id++;
     return p;
 }
 
 } // namespace
 
-TEST_CASE("automata agree with the reference evaluator on random policies and paths")
+TEST_CASE("automata agree with the reference evaluator on random glob policies and paths")
 {
     std::mt19937 rng(20261202);
     int queries = 0;
-    for (int round = 0; round < 2000; ++round) {
+    for (int round = 0; round < 1500; ++round) {
         const auto policy = random_policy(rng);
         SourceManager sources;
         Diagnostics diags(sources);
         const auto automaton = run_compile_paths(policy, diags);
         REQUIRE(automaton);
-        for (int q = 0; q < 25; ++q) {
-            auto path = random_path(rng, 5);
-            if (path.empty())
-                path = "/";
-            if (rng() % 8 == 0)
-                path += "/"; // kernel paths never end in '/', but the walk must not care
-            const auto expected = ir::evaluate(policy, path);
-            const auto actual = simulate(*automaton, policy, path);
-            INFO("round " << round << " path " << path << "\n" << ir::dump(policy));
-            REQUIRE(actual.decision == expected.decision);
-            REQUIRE(actual.rule == expected.rule);
-            ++queries;
+        for (int q = 0; q < 20; ++q) {
+            const auto path = random_path(rng, 5);
+            for (const auto access : {ir::Access::Read, ir::Access::Write, ir::Access::Append, ir::Access::Exec}) {
+                ir::PathQuery query;
+                query.access = access;
+                query.path = path;
+                const auto expected = ir::evaluate(policy, query);
+                const auto actual = simulate(*automaton, policy, access, path);
+                INFO("round " << round << " path " << path << " access " << ir::name(access) << "\n"
+                              << ir::dump(policy));
+                REQUIRE(actual.decision == expected.decision);
+                REQUIRE(actual.rule == expected.rule);
+                ++queries;
+            }
         }
     }
-    CHECK(queries == 50000);
+    CHECK(queries == 120000);
 }
 
-TEST_CASE("bytes outside every pattern lead to the dead state")
+TEST_CASE("bytes outside every pattern lead to the dead state; `**` makes a state absorbing")
 {
-    auto r = test::compile_text("policy \"p\" {\n default deny\n allow /ab/\n}\n");
+    auto r = test::compile_text("policy \"p\" {\n default deny\n allow read /ab/**\n}\n");
     REQUIRE(r.compiled);
     const auto& a = r.compiled->automaton;
-    CHECK(a.nclasses == 4); // class 0 plus '/', 'a', 'b'
     CHECK(a.next(BW_START_STATE, 'z') == BW_DEAD_STATE);
-    CHECK(a.next(BW_START_STATE, '/') != BW_DEAD_STATE);
-    CHECK(simulate(a, r.compiled->policy, "/ab/zzz").decision == ir::Decision::Allow);
-    CHECK(simulate(a, r.compiled->policy, "/abz").decision == ir::Decision::Deny);
+    auto s = a.next(BW_START_STATE, '/');
+    s = a.next(s, 'a');
+    s = a.next(s, 'b');
+    s = a.next(s, '/');
+    CHECK(a.accepts[s].absorbing);
+    CHECK(simulate(a, r.compiled->policy, ir::Access::Read, "/ab/zzz").decision == ir::Decision::Allow);
+    CHECK(simulate(a, r.compiled->policy, ir::Access::Read, "/abz").decision == ir::Decision::Deny);
+}
+
+TEST_CASE("rules the kernel side cannot enforce yet are refused, not dropped")
+{
+    auto r = test::compile_text(R"(policy "p" {
+    default allow
+    allow read, create /tmp/**
+    net allow all
+    when exe /usr/bin/git {
+        deny read /etc/**
+    }
+})");
+    CHECK_FALSE(r.compiled);
+    std::vector<std::uint32_t> refused;
+    for (const auto& d : r.diags().all()) {
+        if (d.kind == DiagKind::NotEnforced)
+            refused.push_back(d.loc.line);
+    }
+    std::sort(refused.begin(), refused.end());
+    CHECK(refused == std::vector<std::uint32_t>{4, 6});
+}
+
+TEST_CASE("denials of access kinds without hooks yet are compiled with a warning")
+{
+    auto r = test::compile_text("policy \"p\" {\n default allow\n deny delete /etc/**\n}\n");
+    REQUIRE(r.compiled);
+    const auto& d = r.diags().all();
+    const auto it = std::find_if(d.begin(), d.end(), [](const auto& x) { return x.kind == DiagKind::UnenforcedAccesses; });
+    REQUIRE(it != d.end());
+    CHECK(it->message == "this build enforces read, write, append and exec; delete are not checked yet");
 }

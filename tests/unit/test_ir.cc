@@ -5,26 +5,28 @@
 #include <catch2/catch.hpp>
 
 using namespace bw;
+using bw::ir::Access;
 using bw::ir::Decision;
 
 namespace {
 
 ir::Policy frontend(const std::string& text)
 {
-    auto r = test::compile_text(text);
-    INFO((r.diags().all().empty() ? std::string() : r.diags().render(r.diags().all().front(), false)));
-    REQUIRE(r.compiled);
-    return r.compiled->policy;
+    auto r = test::check_text(text);
+    std::string rendered;
+    for (const auto& d : r.diags().all())
+        rendered += r.diags().render(d, false);
+    INFO(rendered);
+    REQUIRE(r.policy);
+    return *r.policy;
 }
 
-const ir::PathRule& rule_for(const ir::Policy& p, ir::RuleId id)
+Decision decide(const ir::Policy& p, Access a, const char* path)
 {
-    for (const auto& r : p.rules) {
-        if (r.id == id)
-            return r;
-    }
-    FAIL("no rule " << id);
-    return p.rules.front();
+    ir::PathQuery q;
+    q.access = a;
+    q.path = path;
+    return ir::evaluate(p, q).decision;
 }
 
 } // namespace
@@ -33,73 +35,166 @@ TEST_CASE("the most specific rule decides")
 {
     const auto p = frontend(R"(policy "p" {
     default deny
-    allow /home/
-    deny  /home/u/.ssh/
-    allow /home/u/.ssh/known_hosts
-    deny  /etc/
-    allow /etc/passwd
+    allow read /home/
+    deny  read /home/u/.ssh/
+    allow read /home/u/.ssh/known_hosts
+    deny  read /etc/
+    allow read /etc/passwd
 })");
-    auto decide = [&](const char* path) { return ir::evaluate(p, path).decision; };
-    CHECK(decide("/home/u/notes") == Decision::Allow);
-    CHECK(decide("/home") == Decision::Allow);        // a tree rule covers its own directory
-    CHECK(decide("/homeless") == Decision::Deny);     // ...but not a longer name
-    CHECK(decide("/home/u/.ssh/id_rsa") == Decision::Deny);
-    CHECK(decide("/home/u/.ssh") == Decision::Deny);
-    CHECK(decide("/home/u/.ssh/known_hosts") == Decision::Allow);
-    CHECK(decide("/home/u/.ssh/known_hosts.old") == Decision::Deny);
-    CHECK(decide("/etc/passwd") == Decision::Allow);
-    CHECK(decide("/etc/shadow") == Decision::Deny);
-    CHECK(decide("/usr/bin/sh") == Decision::Deny); // the default
-    CHECK(ir::evaluate(p, "/usr/bin/sh").rule == ir::kDefaultRuleId);
+    CHECK(decide(p, Access::Read, "/home/u/notes") == Decision::Allow);
+    CHECK(decide(p, Access::Read, "/home") == Decision::Allow); // a tree covers its own directory
+    CHECK(decide(p, Access::Read, "/homeless") == Decision::Deny);
+    CHECK(decide(p, Access::Read, "/home/u/.ssh/id_rsa") == Decision::Deny);
+    CHECK(decide(p, Access::Read, "/home/u/.ssh") == Decision::Deny);
+    CHECK(decide(p, Access::Read, "/home/u/.ssh/known_hosts") == Decision::Allow);
+    CHECK(decide(p, Access::Read, "/home/u/.ssh/known_hosts.old") == Decision::Deny);
+    CHECK(decide(p, Access::Read, "/etc/passwd") == Decision::Allow);
+    CHECK(decide(p, Access::Read, "/etc/shadow") == Decision::Deny);
+    CHECK(decide(p, Access::Write, "/home/u/notes") == Decision::Deny); // other accesses: the default
 }
 
-TEST_CASE("an exact rule beats a tree rule of the same path, and deny wins a tie")
+TEST_CASE("globs: `*` stays in a component, `**` spans any depth, `?` and classes match one byte")
+{
+    const auto p = frontend(R"(policy "p" {
+    default deny
+    allow read /src/*.c
+    allow read /lib/**/*.so
+    allow read /dev/tty[0-9]
+    allow read /log/app-?.txt
+    allow read /etc/{passwd,group}
+})");
+    CHECK(decide(p, Access::Read, "/src/main.c") == Decision::Allow);
+    CHECK(decide(p, Access::Read, "/src/sub/main.c") == Decision::Deny);
+    CHECK(decide(p, Access::Read, "/lib/libc.so") == Decision::Allow);
+    CHECK(decide(p, Access::Read, "/lib/x86_64/deep/libm.so") == Decision::Allow);
+    CHECK(decide(p, Access::Read, "/lib/libc.so.6") == Decision::Deny);
+    CHECK(decide(p, Access::Read, "/dev/tty7") == Decision::Allow);
+    CHECK(decide(p, Access::Read, "/dev/ttyS0") == Decision::Deny);
+    CHECK(decide(p, Access::Read, "/log/app-1.txt") == Decision::Allow);
+    CHECK(decide(p, Access::Read, "/log/app-12.txt") == Decision::Deny);
+    CHECK(decide(p, Access::Read, "/etc/group") == Decision::Allow);
+    CHECK(decide(p, Access::Read, "/etc/shadow") == Decision::Deny);
+}
+
+TEST_CASE("precedence: longest literal prefix, then literal over glob, then fewer wildcards")
 {
     const auto p = frontend(R"(policy "p" {
     default allow
-    deny /data/
-    allow /data
-    allow /x/
-    deny /x/
+    deny  read /data/**
+    allow read /data/public/**
+    deny  read /data/public/*.key
+    allow read /data/public/server.key
+    deny  read /x/*/y/**
+    allow read /x/**
 })");
-    CHECK(ir::evaluate(p, "/data").decision == Decision::Allow);
-    CHECK(ir::evaluate(p, "/data/f").decision == Decision::Deny);
-    CHECK(ir::evaluate(p, "/x/f").decision == Decision::Deny);
-    CHECK(rule_for(p, ir::evaluate(p, "/x/f").rule).origin.line == 6);
+    CHECK(decide(p, Access::Read, "/data/other") == Decision::Deny);
+    CHECK(decide(p, Access::Read, "/data/public/readme") == Decision::Allow);
+    CHECK(decide(p, Access::Read, "/data/public/client.key") == Decision::Deny);
+    CHECK(decide(p, Access::Read, "/data/public/server.key") == Decision::Allow);
+    // `/x/*/y/**` has the longer literal prefix (`/x/` against `/x`)
+    CHECK(decide(p, Access::Read, "/x/a/y/z") == Decision::Deny);
+    CHECK(decide(p, Access::Read, "/x/a/b") == Decision::Allow);
 }
 
-TEST_CASE("the root tree covers every path")
+TEST_CASE("deny wins a tie, and write implies append")
 {
-    const auto p = frontend("policy \"p\" {\n default deny\n allow /\n deny /secret\n}\n");
-    CHECK(ir::evaluate(p, "/").decision == Decision::Allow);
-    CHECK(ir::evaluate(p, "/anything/at/all").decision == Decision::Allow);
-    CHECK(ir::evaluate(p, "/secret").decision == Decision::Deny);
-    CHECK(ir::evaluate(p, "/secret/inner").decision == Decision::Allow); // exact, not a tree
+    const auto p = frontend(R"(policy "p" {
+    default allow
+    allow read, write /x/**
+    deny  read /x/**
+    allow append /log/**
+})");
+    CHECK(decide(p, Access::Read, "/x/f") == Decision::Deny);
+    CHECK(decide(p, Access::Write, "/x/f") == Decision::Allow);
+    CHECK(decide(p, Access::Append, "/x/f") == Decision::Allow);
+}
+
+TEST_CASE("conditions: rules in `when` blocks apply to matching processes and beat equal rules")
+{
+    const auto p = frontend(R"(policy "p" {
+    default deny
+    deny read /home/user/.gitconfig
+    when exe /usr/bin/git {
+        allow read /home/user/.gitconfig
+    }
+    when uid 0 {
+        allow write /var/**
+    }
+    allow write owner /tmp/**
+})");
+    ir::PathQuery q;
+    q.access = Access::Read;
+    q.path = "/home/user/.gitconfig";
+    q.exe = "/usr/bin/cat";
+    CHECK(ir::evaluate(p, q).decision == Decision::Deny);
+    q.exe = "/usr/bin/git";
+    CHECK(ir::evaluate(p, q).decision == Decision::Allow);
+    q = {};
+    q.access = Access::Write;
+    q.path = "/var/log/x";
+    q.uid = 1000;
+    CHECK(ir::evaluate(p, q).decision == Decision::Deny);
+    q.uid = 0;
+    CHECK(ir::evaluate(p, q).decision == Decision::Allow);
+    q.path = "/tmp/f";
+    q.owner = false;
+    CHECK(ir::evaluate(p, q).decision == Decision::Deny);
+    q.owner = true;
+    CHECK(ir::evaluate(p, q).decision == Decision::Allow);
+}
+
+TEST_CASE("variables, lets and sets expand; built-ins are bound and recorded")
+{
+    const auto p = frontend(R"(policy "p" {
+    let project = "${CWD}"
+    set secrets = paths { "${HOME}/.ssh/", "${HOME}/.gnupg/" }
+    default deny
+    allow read, write ${project}/**
+    deny all $secrets
+})");
+    CHECK(decide(p, Access::Write, "/home/user/project/main.c") == Decision::Allow);
+    CHECK(decide(p, Access::Read, "/home/user/.ssh/id_rsa") == Decision::Deny);
+    CHECK(p.bindings.at("CWD") == "/home/user/project");
+    CHECK(p.bindings.at("HOME") == "/home/user");
+}
+
+TEST_CASE("syscalls: a name beats a group; the default allows")
+{
+    const auto p = frontend(R"(policy "p" {
+    default deny
+    syscalls deny @mount
+    syscalls allow umount2
+    syscalls deny ptrace action kill
+})");
+    CHECK(ir::evaluate_syscall(p, "mount").decision == Decision::Deny);
+    CHECK(ir::evaluate_syscall(p, "mount").action.errno_value == 1);
+    CHECK(ir::evaluate_syscall(p, "umount2").decision == Decision::Allow);
+    CHECK(ir::evaluate_syscall(p, "ptrace").action.kind == ir::SyscallAction::Kind::Kill);
+    CHECK(ir::evaluate_syscall(p, "read").decision == Decision::Allow);
 }
 
 TEST_CASE("rules are sorted and deduplicated, with the first-written provenance")
 {
     const auto p = frontend(R"(policy "p" {
     default deny
-    allow /b/
-    allow /a
-    allow /b/
+    allow read /b/
+    allow read /a
+    allow read "/b/"
 })");
     REQUIRE(p.rules.size() == 2);
-    CHECK(p.rules[0].path == "/a");
-    CHECK(p.rules[0].id == ir::kDefaultRuleId + 1);
-    CHECK(p.rules[1].path == "/b");
-    CHECK(p.rules[1].kind == ir::MatchKind::Tree);
+    CHECK(p.rules[0].pattern == "/a");
+    CHECK(p.rules[0].id == ir::kFirstRuleId);
+    CHECK(p.rules[1].pattern == "/b/**");
     CHECK(p.rules[1].origin.line == 3);
-    CHECK(p.rules[1].origin.text == "allow /b/");
-    CHECK(p.default_origin.text == "default deny");
+    CHECK(p.rules[1].origin.text == "allow read /b/");
+    CHECK(p.path_default.origin.text == "default deny");
 }
 
 TEST_CASE("the IR dump names every rule with its origin")
 {
-    const auto p = frontend("policy \"dump\" {\n  default deny\n  allow /usr/\n}\n");
+    const auto p = frontend("policy \"dump\" {\n  default deny\n  allow read, exec /usr/\n}\n");
     const auto text = ir::dump(p);
     CHECK_THAT(text, Catch::Contains("policy \"dump\""));
-    CHECK_THAT(text, Catch::Contains("#2    allow tree  \"/usr/\""));
+    CHECK_THAT(text, Catch::Contains("allow read, exec \"/usr/**\""));
     CHECK_THAT(text, Catch::Contains("test.bwp:3"));
 }
