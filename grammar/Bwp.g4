@@ -3,8 +3,7 @@
 // walks a tree that had syntax errors. Names, numbers, addresses and the like are all
 // lexed as WORD and validated by the check stage, which can say precisely what is wrong.
 //
-// Statements are separated by whitespace only. A `}` right after an unquoted path is part
-// of the path (globs use braces): the `}` closing a block needs whitespace before it.
+// Statements are separated by whitespace only.
 grammar Bwp;
 
 file      : policy* EOF ;
@@ -130,8 +129,11 @@ UNTERMINATED_STRING : '"' STRING_CHAR* '\\'? ;
 fragment STRING_CHAR : '\\' ~[\r\n] | ~["\\\r\n] ;
 
 // An unquoted path starts with `/` or with a variable (`${HOME}/...`) and runs to
-// whitespace, `"` or `#`, so glob syntax (`*`, `?`, `[a-z]`, `{a,b}`) needs no quoting.
-PATH : ('/' | '${') ~[ \t\r\n"#]* ;
+// whitespace, `"`, `#`, or a `,` or `}` outside braces, so glob syntax (`*`, `?`, `[a-z]`,
+// `{a,b}`) needs no quoting, and `{ /a, /b }` and `allow read /x}` read as they look.
+PATH : ('/' | '$' BRACED) PATH_CHAR* ;
+fragment PATH_CHAR : ~[ \t\r\n"#{},] | BRACED ;
+fragment BRACED    : '{' (~[ \t\r\n"#{}] | BRACED)* '}' ;
 
 GROUP  : '@' [a-zA-Z0-9_-]+ ;
 SETREF : '$' [a-zA-Z_] [a-zA-Z0-9_-]* ;

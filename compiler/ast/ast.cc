@@ -4,7 +4,12 @@ namespace bw::ast {
 
 std::string to_string(Action action)
 {
-    return action == Action::Allow ? "allow" : "deny";
+    switch (action) {
+    case Action::Allow: return "allow";
+    case Action::Deny: return "deny";
+    case Action::Audit: return "audit";
+    }
+    return "allow";
 }
 
 } // namespace bw::ast

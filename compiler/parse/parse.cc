@@ -360,10 +360,6 @@ private:
             hints.assign({"statements need no `;`: remove it"});
         if (word && (text.starts_with("allow/") || text.starts_with("deny/")))
             hints.emplace_back("put a space between the action and the path");
-        if (has(expected, BwpParser::RBRACE) && previous && previous->getType() == BwpParser::PATH &&
-            index_.text(*previous).ends_with('}'))
-            hints.emplace_back("a `}` right after a path is part of the path: put a space before "
-                               "the `}` that closes the policy");
         return problem;
     }
 
