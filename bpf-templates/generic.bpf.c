@@ -169,7 +169,7 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 		return 0;
 
 	/* What this open asks for: exec, or read and/or write (append when O_APPEND). */
-	if (file->f_mode & FMODE_EXEC) {
+	if ((file->f_mode & FMODE_EXEC) || (file->f_flags & __FMODE_EXEC)) {
 		kinds[n++] = BW_ACCESS_EXEC;
 	} else {
 		if (file->f_mode & FMODE_READ)

@@ -34,6 +34,8 @@ struct file {
 
 /* include/uapi/asm-generic/fcntl.h */
 #define O_APPEND 02000
+/* include/linux/fs.h: exec opens carry it in f_flags; some kernels copy it to f_mode */
+#define __FMODE_EXEC 0x20
 
 #define EACCES 13
 #define ENOMEM 12

@@ -60,8 +60,27 @@ for tty in /dev/ttyS1 /dev/ttyS2; do
     $bb stty -F $tty raw -echo
 done
 
+# The command writes to pipes, as it would under a host pipeline, not to the serial
+# ttys that carry its output (programs would otherwise colour it and buffer differently).
+$bb mkdir -p /pipes
+$bb mkfifo /pipes/out /pipes/err
+$bb cat /pipes/out >/dev/ttyS1 &
+out_pid=$!
+$bb cat /pipes/err >/dev/ttyS2 &
+err_pid=$!
 echo "BWVM-START" >$console
-$bb chroot $r /bin/bash "$run/cmd.sh" </dev/null >/dev/ttyS1 2>/dev/ttyS2
-echo "BWVM-EXIT:$?" >$console
+$bb chroot $r /bin/bash "$run/cmd.sh" </dev/null >/pipes/out 2>/pipes/err
+status=$?
+# Background processes left by the command may keep the pipes open: give the output a
+# moment to drain, then end everything.
+running() { # a pid that has not exited (an unreaped zombie counts as exited)
+    read -r _ _ state _ 2>/dev/null </proc/$1/stat && [ "$state" != Z ]
+}
+for _ in $($bb seq 100); do
+    running $out_pid || running $err_pid || break
+    $bb sleep 0.05
+done
+$bb kill -9 -1 2>/dev/null
+echo "BWVM-EXIT:$status" >$console
 $bb sync
 $bb reboot -f

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
     build-essential cmake pkg-config git python3
-    clang-19 llvm-19 llvm-19-dev libclang-cpp19-dev libclang-19-dev lld-19
+    clang-19 llvm-19 llvm-19-dev libclang-cpp19-dev libclang-19-dev lld-19 libclang-rt-19-dev
     libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
     antlr4 libantlr4-runtime-dev
     libfmt-dev catch2

@@ -74,6 +74,20 @@ else
     fail "[unit] bw_unit_tests did not run"
 fi
 
+# --- fuzzing (host): the parser, front end, automata, map backend and formatter ------------
+
+# A short libFuzzer run (tests/fuzz/run_fuzz.sh builds build-fuzz/ with clang 19, ASan and
+# UBSan). Its build failing fails this one line; the rest of the suite still runs.
+bash tests/fuzz/run_fuzz.sh 60 >"$log/fuzz.out" 2>&1
+rc=$?
+grep "^fuzz build:" "$log/fuzz.out" | head -n 1
+fuzz_runs=$(sed -n 's/^fuzz: \([0-9]*\) runs in .*/\1/p' "$log/fuzz.out")
+if [ "$rc" = 0 ] && [ -n "$fuzz_runs" ]; then
+    pass "[fuzz] front end: $fuzz_runs runs in 60 s, no crash"
+else
+    fail "[fuzz] front end (status $rc): $(grep -v '^fuzz build: [0-9]' "$log/fuzz.out" | head -c 1500)"
+fi
+
 # --- command line (host) ----------------------------------------------------------------
 
 check_cli() { # NAME EXPECTED_STATUS COMMAND...
@@ -90,15 +104,67 @@ check_cli "bwc check: warnings fail under -Werror" 1 "$bin/bwc" check -Werror te
 check_cli "bwc: usage error exits 2" 2 "$bin/bwc" check --bogus
 check_cli "bwc: compiles the demo" 0 "$bin/bwc" examples/demo.bwp -o "$log/demo.o"
 check_cli "bwc inspect: reads the demo artifact" 0 "$bin/bwc" inspect "$log/demo.o"
+"$bin/bwc" query examples/demo.bwp read /tmp/bumblewrap-demo/secret.txt >"$log/query.out" 2>&1
+secret_line=$(grep -n "deny all /tmp/bumblewrap-demo/secret.txt" examples/demo.bwp | cut -d: -f1)
+if grep -q "^deny read /tmp/bumblewrap-demo/secret.txt$" "$log/query.out" &&
+    grep -q "by \`deny all /tmp/bumblewrap-demo/secret.txt\` (examples/demo.bwp:$secret_line), rule #" "$log/query.out"; then
+    pass "[cli] bwc query: names the deciding rule and its line"
+else
+    fail "[cli] bwc query: $(head -c 400 "$log/query.out")"
+fi
+check_cli "bwc query: unknown access exits 2" 2 "$bin/bwc" query examples/demo.bwp raed /etc/passwd
+check_cli "bwc query: relative path exits 2" 2 "$bin/bwc" query examples/demo.bwp read etc/passwd
+check_cli "bwc query: an artifact is refused" 2 "$bin/bwc" query "$log/demo.o" read /etc/passwd
+check_cli "bwc --stats: without -o" 0 "$bin/bwc" examples/demo.bwp --stats
 check_cli "bwrun: usage error exits 2" 2 "$bin/bwrun" "$log/demo.o"
 "$bin/bwc" check tests/policies/invalid/path-dot-component.bwp 2>"$log/diag.txt"
-if grep -q "path-dot-component.bwp:6:11: error: path \`/usr/../etc/\` has a \`..\` component \[BW3003\]" "$log/diag.txt" &&
-    grep -q "^    6 |     allow /usr/../etc/$" "$log/diag.txt" && grep -q "^      |           ^^^^^^^^^^^^$" "$log/diag.txt" &&
+if grep -q "path-dot-component.bwp:6:16: error: path \`/usr/../etc/\` has a \`..\` component \[BW3003\]" "$log/diag.txt" &&
+    grep -q "^    6 |     allow read /usr/../etc/$" "$log/diag.txt" && grep -q "^      |                ^^^^^^^^^^^^$" "$log/diag.txt" &&
     grep -q "hint:" "$log/diag.txt"; then
     pass "[cli] diagnostics show file:line:col, the source line, an underline and a hint"
 else
     fail "[cli] diagnostic rendering: $(cat "$log/diag.txt")"
 fi
+
+# Shipped policies are clean under -Werror (with a fixed HOME, so that the lints do not
+# depend on who runs them) and formatted canonically.
+shipped=(stdlib-policies/*.bwp examples/*.bwp tests/e2e/policies/*.bwp)
+for f in "${shipped[@]}"; do
+    check_cli "bwc check -Werror $f" 0 "$bin/bwc" check -Werror -D HOME=/home/user "$f"
+done
+check_cli "bwc fmt --check: shipped policies are canonical" 0 "$bin/bwc" fmt --check "${shipped[@]}"
+fmt_twice() {
+    local f
+    for f in "${shipped[@]}" tests/policies/valid/*.bwp; do
+        "$bin/bwc" fmt - <"$f" >"$log/fmt1" && "$bin/bwc" fmt - <"$log/fmt1" >"$log/fmt2" && cmp -s "$log/fmt1" "$log/fmt2" ||
+            { echo "not idempotent: $f"; return 1; }
+    done
+}
+check_cli "bwc fmt: formatting twice changes nothing" 0 fmt_twice
+
+# Garbage input: located diagnostics in all three formats, never a crash.
+head -c 3000 /dev/urandom >"$log/garbage.bwp"
+printf 'policy "x" {\n  allow read /a\000b\n}\n' >"$log/nul.bwp"
+for input in garbage nul; do
+    "$bin/bwc" check "$log/$input.bwp" 2>"$log/g.txt"
+    rc=$?
+    "$bin/bwc" check --format=json "$log/$input.bwp" >"$log/g.json" 2>/dev/null
+    "$bin/bwc" check --format=sarif "$log/$input.bwp" >"$log/g.sarif" 2>/dev/null
+    if [ "$rc" = 1 ] && grep -q "^$log/$input.bwp:[0-9]*:[0-9]*: error:" "$log/g.txt" &&
+        python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert lines and all(d["line"] and d["column"] for d in lines), lines
+log = json.load(open(sys.argv[2]))
+assert log["version"] == "2.1.0"
+results = log["runs"][0]["results"]
+assert results and all(r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results)
+' "$log/g.json" "$log/g.sarif"; then
+        pass "[cli] $input input: located diagnostics as text, JSON and SARIF"
+    else
+        fail "[cli] $input input: status $rc: $(head -c 300 "$log/g.txt")"
+    fi
+done
 
 # --- the VM runner ------------------------------------------------------------------------
 

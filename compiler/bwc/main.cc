@@ -3,6 +3,8 @@
 #include "diagnostics/emit.h"
 #include "driver/driver.h"
 #include "format/format.h"
+#include "query/query.h"
+#include "stats/stats.h"
 #include "version.h"
 
 #include <algorithm>
@@ -30,11 +32,16 @@ constexpr int kExitUsage = 2;
 
 void usage(std::FILE* out)
 {
-    std::fputs("usage: bwc POLICY.bwp -o POLICY.o [--emit=ast|ir|automata|maps] [--format=text|json|sarif]\n"
+    std::fputs("usage: bwc POLICY.bwp -o POLICY.o [--emit=ast|ir|automata|maps|seccomp] [--format=text|json|sarif]\n"
                "       bwc check [--format=text|json|sarif] [-Werror] POLICY.bwp...\n"
                "         both take -D NAME=VALUE (bind a built-in variable), -I DIR (search DIR for\n"
                "         includes first) and --no-symlink-check\n"
                "       bwc fmt [--check] POLICY.bwp...   (`bwc fmt -`: stdin to stdout)\n"
+               "       bwc POLICY.bwp --stats [-o POLICY.o]   (sizes and the rules that cost most)\n"
+               "       bwc query POLICY.bwp ACCESS PATH [--exe P] [--uid N] [--gid N] [--owner]\n"
+               "                 [--flags O_TRUNC,...] [--device c|b:MAJOR:MINOR [--ioctl CMD]]\n"
+               "       bwc query POLICY.bwp syscall NAME | connect|bind tcp|udp ADDR:PORT | socket FAMILY\n"
+               "         (also -D and -I; prints the decision and the rule that made it)\n"
                "       bwc inspect POLICY.o\n"
                "       bwc --version\n"
                "\n"
@@ -104,6 +111,8 @@ std::optional<Emit> parse_emit(std::string_view v)
         return Emit::Automata;
     if (v == "maps")
         return Emit::Maps;
+    if (v == "seccomp")
+        return Emit::Seccomp;
     return std::nullopt;
 }
 
@@ -112,6 +121,7 @@ int cmd_compile(std::span<char*> args)
     std::string input, output;
     Emit emit = Emit::None;
     DiagFormat format = DiagFormat::Text;
+    bool stats = false;
     auto options = default_options();
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
@@ -120,7 +130,9 @@ int cmd_compile(std::span<char*> args)
             return kExitUsage;
         if (handled)
             continue;
-        if (a == "-o") {
+        if (a == "--stats") {
+            stats = true;
+        } else if (a == "-o") {
             if (i + 1 >= args.size())
                 return usage_error("-o needs a file name");
             output = args[++i];
@@ -144,8 +156,10 @@ int cmd_compile(std::span<char*> args)
     }
     if (input.empty())
         return usage_error("no policy file given");
-    if (output.empty() && emit == Emit::None)
+    if (output.empty() && emit == Emit::None && !stats)
         return usage_error("no output file given (-o POLICY.o)");
+    if (stats && (emit != Emit::None || format != DiagFormat::Text))
+        return usage_error("--stats writes to stdout, as --emit and --format=json|sarif do; use one");
     if (emit != Emit::None && format != DiagFormat::Text)
         return usage_error("--emit and --format=json|sarif both write to stdout; use one");
 
@@ -154,7 +168,8 @@ int cmd_compile(std::span<char*> args)
     options.emit = emit;
     const auto compiled = run_pipeline(input, c, options, dump);
     const bool ok = !c.diags.has_errors() &&
-                    (emit != Emit::None || run_write_artifact(*compiled, output, embedded::generic_bpf, c));
+                    (emit != Emit::None || output.empty() ||
+                     run_write_artifact(*compiled, output, embedded::generic_bpf, c));
     // Printed once, after writing, so that the document also holds a failed write.
     DiagnosticSink sink(format, stderr_color(), BW_VERSION_STRING);
     sink.add(c.sources, c.diags);
@@ -163,6 +178,9 @@ int cmd_compile(std::span<char*> args)
         return kExitErrors;
     if (emit != Emit::None)
         std::fputs(dump.c_str(), stdout);
+    if (stats)
+        std::fputs(stats::render(stats::compute(compiled->policy, compiled->automaton, compiled->tables)).c_str(),
+                   stdout);
     return kExitOk;
 }
 
@@ -234,6 +252,40 @@ int cmd_inspect(std::span<char*> args)
     std::printf("rules:\n");
     for (const auto& r : p.rules)
         std::printf("  #%-4u %s:%u: %s\n", r.id, r.file.c_str(), r.line, r.text.c_str());
+    return kExitOk;
+}
+
+int cmd_query(std::span<char*> args)
+{
+    auto options = default_options();
+    std::vector<std::string> words; // the policy file, then the query
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        bool handled = false;
+        if (!pipeline_option(args, i, options, handled))
+            return kExitUsage;
+        if (!handled)
+            words.emplace_back(args[i]);
+    }
+    if (words.empty())
+        return usage_error("query wants a policy file and a query");
+    if (words[0].ends_with(".o"))
+        return usage_error(fmt::format("`{}` is a compiled artifact, which does not carry the rules' logic; "
+                                       "query the .bwp it was compiled from",
+                                       words[0]));
+    const auto query = query::parse(std::span<const std::string>(words).subspan(1));
+    if (const auto* e = std::get_if<std::string>(&query))
+        return usage_error(*e);
+
+    Compilation c;
+    std::string dump;
+    std::optional<ir::Policy> policy;
+    if (const auto file = load_file(words[0], c.sources, c.diags))
+        policy = run_frontend(*file, c, options, dump);
+    if (!policy || c.diags.has_errors()) {
+        c.diags.print(stderr, stderr_color());
+        return kExitErrors;
+    }
+    std::fputs(query::answer(*policy, std::get<query::Query>(query)).c_str(), stdout);
     return kExitOk;
 }
 
@@ -355,6 +407,8 @@ int main(int argc, char** argv)
         return cmd_check(args.subspan(1));
     if (first == "inspect")
         return cmd_inspect(args.subspan(1));
+    if (first == "query")
+        return cmd_query(args.subspan(1));
     if (first == "fmt")
         return cmd_fmt(args.subspan(1));
     return cmd_compile(args);

@@ -3,6 +3,7 @@
 #include "artifact/artifact.h"
 #include "lint/lint.h"
 #include "lower/lower.h"
+#include "seccomp/seccomp.h"
 #include "version.h"
 
 #include <cstdlib>
@@ -85,6 +86,16 @@ std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, co
     auto policy = run_frontend(*file, c, options, dump);
     if (!policy)
         return std::nullopt;
+    // Before run_compile_paths, which refuses syscall rules until bwrun installs these filters.
+    if (options.emit == Emit::Seccomp) {
+        for (const auto arch : {SeccompArch::X86_64, SeccompArch::Aarch64}) {
+            const auto program = run_compile_seccomp(*policy, arch, c.diags);
+            if (!program)
+                return std::nullopt;
+            dump += disassemble(*program);
+        }
+        return std::nullopt;
+    }
     auto automaton = run_compile_paths(*policy, c.diags);
     if (!automaton)
         return std::nullopt;

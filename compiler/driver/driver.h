@@ -19,7 +19,9 @@
 
 namespace bw {
 
-enum class Emit { None, Ast, Ir, Automata, Maps };
+// Seccomp prints the filters of both architectures, right after the front end: the kernel-side stages still
+// refuse syscall rules.
+enum class Emit { None, Ast, Ir, Automata, Maps, Seccomp };
 
 struct Compilation {
     SourceManager sources;

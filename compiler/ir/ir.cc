@@ -211,6 +211,88 @@ SyscallVerdict evaluate_syscall(const Policy& policy, std::string_view syscall)
     return {best->decision, best->id, best->action};
 }
 
+namespace {
+
+bool endpoint_matches(const NetEndpoint& e, int family, const std::array<std::uint8_t, 16>& address,
+                      std::uint16_t port)
+{
+    if (e.family != family || port < e.port_lo || port > e.port_hi)
+        return false;
+    for (std::size_t bit = 0; bit < e.prefix; ++bit) {
+        const auto mask = static_cast<std::uint8_t>(0x80u >> (bit % 8));
+        if ((e.address[bit / 8] & mask) != (address[bit / 8] & mask))
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
+Verdict evaluate_net(const Policy& policy, const NetQuery& q)
+{
+    const NetRule* best = nullptr;
+    auto rank = [](const NetRule& r) {
+        const int kind = static_cast<int>(r.kind);
+        const int prefix = r.kind == NetRule::Kind::Endpoint ? r.endpoint.prefix : 0;
+        const int narrow = r.kind == NetRule::Kind::Endpoint ? -(r.endpoint.port_hi - r.endpoint.port_lo) : 0;
+        return std::tuple{kind, prefix, narrow, r.conditions.count(), r.decision == Decision::Deny};
+    };
+    const NetRule* enabling = nullptr; // an allowed endpoint of the family, for Create
+    for (const auto& r : policy.net) {
+        if (!conditions_hold(r.conditions, q.process))
+            continue;
+        bool applies = r.kind == NetRule::Kind::All || (r.kind == NetRule::Kind::Family && r.family == q.family);
+        if (r.kind == NetRule::Kind::Endpoint) {
+            if (q.op == NetQuery::Op::Create) {
+                if (r.decision == Decision::Allow && r.endpoint.family == q.family && enabling == nullptr)
+                    enabling = &r;
+                continue;
+            }
+            applies = r.protocol == q.protocol && r.bind == (q.op == NetQuery::Op::Bind) &&
+                      endpoint_matches(r.endpoint, q.family, q.address, q.port);
+        }
+        if (applies && (best == nullptr || rank(r) > rank(*best)))
+            best = &r;
+    }
+    Verdict v = best ? Verdict{best->decision, best->id} : Verdict{policy.net_default.decision, policy.net_default.id};
+    if (q.op == NetQuery::Op::Create && v.decision == Decision::Deny && enabling != nullptr)
+        v = {Decision::Allow, enabling->id};
+    return v;
+}
+
+Verdict evaluate_device(const Policy& policy, const DeviceQuery& q)
+{
+    const DeviceRule* best = nullptr;
+    auto rank = [](const DeviceRule& r) {
+        const bool by_path = !r.pattern.empty();
+        const auto spec = by_path ? specificity(r.pattern) : Specificity{};
+        // Among rules by number, an exact major and minor is most specific.
+        const std::int64_t narrow = by_path ? 0 : -(std::int64_t{r.major.hi} - r.major.lo) * (1 << 20) -
+                                                      (std::int64_t{r.minor.hi} - r.minor.lo);
+        return std::tuple{by_path, spec, narrow, r.conditions.count(), r.decision == Decision::Deny};
+    };
+    for (const auto& r : policy.devices) {
+        if (!(r.accesses & bit(q.access.access)) || !conditions_hold(r.conditions, q.access))
+            continue;
+        const bool matches = r.pattern.empty()
+                                 ? r.type == q.type && q.major >= r.major.lo && q.major <= r.major.hi &&
+                                       q.minor >= r.minor.lo && q.minor <= r.minor.hi
+                                 : glob_match(r.pattern, q.access.path);
+        if (matches && (best == nullptr || rank(r) > rank(*best)))
+            best = &r;
+    }
+    if (best == nullptr)
+        return evaluate(policy, q.access);
+    if (best->decision == Decision::Allow && q.access.access == Access::Ioctl && !best->ioctl_any) {
+        const bool listed = std::any_of(best->ioctl_commands.begin(), best->ioctl_commands.end(), [&](const IdRange& c) {
+            return q.ioctl_command >= c.lo && q.ioctl_command <= c.hi;
+        });
+        if (!listed)
+            return {Decision::Deny, best->id};
+    }
+    return {best->decision, best->id};
+}
+
 const Provenance* find_origin(const Policy& policy, RuleId id)
 {
     for (const auto* d : {&policy.path_default, &policy.net_default, &policy.syscall_default}) {

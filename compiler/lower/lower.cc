@@ -1,6 +1,7 @@
 #include "lower/lower.h"
 
 #include <algorithm>
+#include <set>
 
 namespace bw {
 
@@ -44,8 +45,28 @@ auto where(const ir::Provenance& p)
     return std::tie(p.loc.file, p.line, p.column);
 }
 
+// A repeat is reported once per pair of source rules, at the main file's copy when the
+// other comes from an include (repeating a library rule is the includer's doing), and not
+// at all between two included files (their own checks report those).
 template <typename Rule>
-void normalise(std::vector<Rule>& rules, ir::RuleId& next, Diagnostics& diags)
+void report_repeat(const Rule& kept, const Rule& repeat, const std::string& main_file,
+                   std::set<std::pair<SourceLocation, SourceLocation>>& seen, Diagnostics& diags)
+{
+    const bool kept_main = kept.origin.file == main_file;
+    const bool repeat_main = repeat.origin.file == main_file;
+    if (!kept_main && !repeat_main)
+        return;
+    const auto& at = repeat_main ? repeat.origin : kept.origin;
+    const auto& other = repeat_main ? kept.origin : repeat.origin;
+    if (!seen.emplace(at.loc, other.loc).second)
+        return;
+    const auto where = other.file == at.file ? fmt::format("line {}", other.line)
+                                             : fmt::format("{}:{}", other.file, other.line);
+    diags.report(DiagKind::DuplicateRule, at.loc, other.text, where).hints.push_back("remove one of them");
+}
+
+template <typename Rule>
+void normalise(std::vector<Rule>& rules, ir::RuleId& next, const std::string& main_file, Diagnostics& diags)
 {
     std::stable_sort(rules.begin(), rules.end(), [](const Rule& a, const Rule& b) {
         if (key(a) != key(b))
@@ -53,12 +74,12 @@ void normalise(std::vector<Rule>& rules, ir::RuleId& next, Diagnostics& diags)
         return where(a.origin) < where(b.origin);
     });
     std::vector<Rule> out;
+    std::set<std::pair<SourceLocation, SourceLocation>> seen;
     for (auto& r : rules) {
         if (!out.empty() && key(out.back()) == key(r)) {
             // Alternatives of one rule may coincide; only a second rule is a repeat.
             if (where(out.back().origin) != where(r.origin) && worth_reporting(out.back(), r))
-                diags.report(DiagKind::DuplicateRule, r.origin.loc, r.origin.text, out.back().origin.line)
-                    .hints.push_back("remove one of them");
+                report_repeat(out.back(), r, main_file, seen, diags);
             continue;
         }
         out.push_back(std::move(r));
@@ -74,11 +95,12 @@ ir::Policy run_lower(CheckedPolicy checked, Diagnostics& diags)
 {
     auto policy = std::move(checked.policy);
     ir::RuleId next = ir::kFirstRuleId;
-    normalise(policy.rules, next, diags);
-    normalise(policy.audits, next, diags);
-    normalise(policy.syscalls, next, diags);
-    normalise(policy.net, next, diags);
-    normalise(policy.devices, next, diags);
+    const std::string main_file = policy.files.empty() ? std::string() : policy.files.front();
+    normalise(policy.rules, next, main_file, diags);
+    normalise(policy.audits, next, main_file, diags);
+    normalise(policy.syscalls, next, main_file, diags);
+    normalise(policy.net, next, main_file, diags);
+    normalise(policy.devices, next, main_file, diags);
     return policy;
 }
 

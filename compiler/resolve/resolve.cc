@@ -7,10 +7,12 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <set>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace bw {
 
@@ -73,6 +75,12 @@ public:
             }
             if (seen_.contains(target_path))
                 continue; // already part of the program (a diamond, not a cycle)
+            // One that failed to load or parse is read, kept and reported once, however often
+            // it is included: 16 MiB read per `include` line would exhaust memory.
+            if (!attempted_.insert(target_path).second) {
+                ok = false;
+                continue;
+            }
             const auto loaded = load_file(*target, sources_, diags_, include->target.loc);
             if (!loaded) {
                 ok = false;
@@ -154,6 +162,7 @@ private:
     ast::Program& program_;
     std::vector<std::string> chain_;
     std::map<std::string, FileId> seen_;
+    std::set<std::string> attempted_; // every file loaded, including those that failed
 };
 
 } // namespace
@@ -170,21 +179,31 @@ std::optional<FileId> load_file(const std::string& path, SourceManager& sources,
         diags.report(DiagKind::FileUnreadable, from, path, S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file");
         return std::nullopt;
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    // Non-blocking: some regular files block their reader until there is news (`/proc/kmsg`),
+    // which would hang the compiler on `include "/proc/kmsg"`.
+    const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         diags.report(DiagKind::FileUnreadable, from, path, std::strerror(errno));
         return std::nullopt;
     }
     std::string text;
     char buf[65536];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-        text.append(buf, static_cast<std::size_t>(in.gcount()));
-        if (text.size() > kMaxSourceBytes) {
+    for (;;) {
+        const ssize_t n = read(fd, buf, sizeof buf);
+        if (n == 0)
+            break;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 || text.size() + static_cast<std::size_t>(n) > kMaxSourceBytes) {
             diags.report(DiagKind::FileUnreadable, from, path,
-                         fmt::format("it is larger than {} MiB", kMaxSourceBytes >> 20));
+                         n < 0 ? std::string(std::strerror(errno))
+                               : fmt::format("it is larger than {} MiB", kMaxSourceBytes >> 20));
+            close(fd);
             return std::nullopt;
         }
+        text.append(buf, static_cast<std::size_t>(n));
     }
+    close(fd);
     return sources.add(path, std::move(text));
 }
 

@@ -18,6 +18,7 @@ struct SourceLocation {
     std::uint32_t length = 0;
 
     bool known() const { return line != 0; }
+    auto operator<=>(const SourceLocation&) const = default;
 };
 
 struct SourceFile {

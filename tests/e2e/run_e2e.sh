@@ -19,12 +19,16 @@ bwctl() { "$bin/bwctl" "$@"; }
 
 setup() {
     rm -rf "$W"
-    mkdir -p "$W/allowed" "$W/denied/bin" "$W/shared" "$long_dir" "$out"
+    mkdir -p "$W/allowed" "$W/denied/bin" "$W/shared" "$W/readonly" "$W/log" "$long_dir" "$out"
     echo "allowed content" >"$W/allowed/file"
     echo "secret content" >"$W/secret"
     echo "denied content" >"$W/denied/file"
     echo "long secret" >"$long_dir/secret.txt"
     echo "long neighbour" >"$long_dir/neighbour.txt"
+    echo "read only" >"$W/readonly/file"
+    echo "first" >"$W/log/app.log"
+    echo "key" >"$W/allowed/server.key"
+    cp /usr/bin/true "$W/allowed/true"
     echo "a" >"$W/a"
     echo "b" >"$W/b"
     cp /usr/bin/true "$W/denied/bin/true"
@@ -79,7 +83,7 @@ test_read_denied() {
     sandbox base cat "$W/secret"
     expect_status 1 || return
     grep -q "Permission denied" "$out/stderr" || fail "cat did not see EACCES"
-    expect_denial "$W/secret" "deny  /tmp/bw-e2e/secret"
+    expect_denial "$W/secret" "deny all /tmp/bw-e2e/secret"
     [ ! -s "$out/stdout" ] || fail "secret leaked: $(cat "$out/stdout")"
 }
 
@@ -97,7 +101,7 @@ test_write_denied() {
     sandbox base sh -c "echo overwritten >$W/denied/file"
     expect_status 2 || return
     [ "$(cat "$W/denied/file")" = "denied content" ] || fail "denied file changed"
-    grep -qF "denied write $W/denied/file by \`deny  /tmp/bw-e2e/denied/\`" "$out/stderr" ||
+    grep -qF "denied write $W/denied/file by \`deny all /tmp/bw-e2e/denied/\`" "$out/stderr" ||
         fail "no write denial reported: $(cat "$out/stderr")"
 }
 
@@ -113,21 +117,21 @@ test_exec_denied() {
 
 test_dotdot_traversal() {
     sandbox base cat "$W/allowed/../secret"
-    expect_status 1 && expect_denial "$W/secret" "deny  /tmp/bw-e2e/secret"
+    expect_status 1 && expect_denial "$W/secret" "deny all /tmp/bw-e2e/secret"
 }
 
 test_symlink_made_inside() {
     sandbox base sh -c "ln -s $W/secret $W/allowed/link && cat $W/allowed/link"
     expect_status 1 || return
     [ -L "$W/allowed/link" ] || fail "symlink was not created (the test did not run)"
-    expect_denial "$W/secret" "deny  /tmp/bw-e2e/secret"
+    expect_denial "$W/secret" "deny all /tmp/bw-e2e/secret"
 }
 
 test_denied_path_over_96_bytes() {
     [ ${#long_dir} -gt 96 ] || fail "test path too short"
     sandbox base cat "$long_dir/secret.txt"
     expect_status 1 || return
-    expect_denial "$long_dir/secret.txt" "deny  $long_dir/secret.txt"
+    expect_denial "$long_dir/secret.txt" "deny all $long_dir/secret.txt"
     sandbox base cat "$long_dir/neighbour.txt"
     expect_status 0
 }
@@ -152,7 +156,7 @@ test_path_over_4000_bytes_denied() {
     local p
     p=$(long_path "$W/denied") || { fail "cannot build the tree"; return; }
     sandbox base cat "$p"
-    expect_status 1 && grep -qF "by \`deny  /tmp/bw-e2e/denied/\`" "$out/stderr" ||
+    expect_status 1 && grep -qF "by \`deny all /tmp/bw-e2e/denied/\`" "$out/stderr" ||
         fail "long denied path not denied: $(head -c 300 "$out/stderr")"
 }
 
@@ -163,6 +167,41 @@ test_path_beyond_path_max_fails_closed() {
     sandbox base /usr/bin/python3 "$W/shared/deep_path.py" open "$W/allowed" 21 200
     expect_status 13 || return
     grep -q "could not resolve" "$out/stderr" || fail "denial not reported: $(head -c 300 "$out/stderr")"
+}
+
+test_read_only_tree() {
+    sandbox base cat "$W/readonly/file"
+    expect_status 0 || return
+    sandbox base sh -c "echo more >>$W/readonly/file"
+    expect_status 2 || return
+    grep -qF "denied append $W/readonly/file by \`default deny\`" "$out/stderr" || fail "append not denied: $(cat "$out/stderr")"
+    sandbox base sh -c "echo new >$W/readonly/file"
+    expect_status 2 && [ "$(cat "$W/readonly/file")" = "read only" ] || fail "read-only file changed"
+}
+
+test_append_only_log() {
+    sandbox base sh -c "echo second >>$W/log/app.log"
+    expect_status 0 || return
+    sandbox base sh -c "echo replaced >$W/log/app.log"
+    expect_status 2 || return
+    [ "$(cat "$W/log/app.log")" = "$(printf 'first\nsecond')" ] || fail "log is $(cat "$W/log/app.log")"
+    grep -qF "denied write $W/log/app.log" "$out/stderr" || fail "truncating write not reported"
+}
+
+test_exec_is_its_own_access() {
+    # The allowed tree grants read and write but not exec: a copied binary reads, never runs.
+    sandbox base cat "$W/allowed/true"
+    expect_status 0 || return
+    sandbox base "$W/allowed/true"
+    expect_status 126 || return
+    grep -qF "denied exec $W/allowed/true by \`default deny\`" "$out/stderr" || fail "exec denial not reported"
+}
+
+test_glob_deny_inside_allow() {
+    sandbox base cat "$W/allowed/server.key"
+    expect_status 1 && expect_denial "$W/allowed/server.key" "deny read /tmp/bw-e2e/allowed/*.key"
+    sandbox base cat "$W/allowed/file"
+    expect_status 0
 }
 
 test_outside_unaffected() {
@@ -204,8 +243,8 @@ test_two_sandboxes_at_once() {
     local rb=$?
     [ $ra = 0 ] && [ "$(cat "$out/a.out")" = "a" ] || fail "sandbox a: status $ra, $(cat "$out/a.err")"
     [ $rb = 0 ] && [ "$(cat "$out/b.out")" = "b" ] || fail "sandbox b: status $rb, $(cat "$out/b.err")"
-    grep -qF "denied read $W/b by \`deny  /tmp/bw-e2e/b\`" "$out/a.err" || fail "a's denial not reported: $(cat "$out/a.err")"
-    grep -qF "denied read $W/a by \`deny  /tmp/bw-e2e/a\`" "$out/b.err" || fail "b's denial not reported: $(cat "$out/b.err")"
+    grep -qF "denied read $W/b by \`default deny\` (" "$out/a.err" || fail "a's denial not reported: $(cat "$out/a.err")"
+    grep -qF "denied read $W/a by \`default deny\` (" "$out/b.err" || fail "b's denial not reported: $(cat "$out/b.err")"
 }
 
 test_bwctl_list_shows_sandbox() {
@@ -275,7 +314,8 @@ if ! setup; then
     exit 1
 fi
 for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed write_denied exec_allowed exec_denied \
-    dotdot_traversal symlink_made_inside denied_path_over_96_bytes path_over_4000_bytes_allowed \
+    dotdot_traversal symlink_made_inside read_only_tree append_only_log exec_is_its_own_access \
+    glob_deny_inside_allow denied_path_over_96_bytes path_over_4000_bytes_allowed \
     path_over_4000_bytes_denied path_beyond_path_max_fails_closed outside_unaffected \
     two_sandboxes_at_once bwctl_list_shows_sandbox exit_status_0 exit_status_3 exit_status_sigkill \
     background_children_killed bad_artifact program_not_found nothing_left_behind}; do

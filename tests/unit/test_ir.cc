@@ -198,3 +198,68 @@ TEST_CASE("the IR dump names every rule with its origin")
     CHECK_THAT(text, Catch::Contains("allow read, exec \"/usr/**\""));
     CHECK_THAT(text, Catch::Contains("test.bwp:3"));
 }
+
+TEST_CASE("network: endpoints beat families beat `all`; an allowed endpoint enables its family")
+{
+    const auto p = frontend(R"(policy "p" {
+    default deny
+    net deny all
+    net allow family unix
+    net allow tcp connect 127.0.0.1:8080
+    net allow udp connect 10.0.0.0/8:53
+    net deny udp connect 10.9.0.0/16:53
+})");
+    ir::NetQuery q;
+    q.op = ir::NetQuery::Op::Create;
+    q.family = 1; // AF_UNIX
+    CHECK(ir::evaluate_net(p, q).decision == Decision::Allow);
+    q.family = 2; // AF_INET: denied by `all`, enabled by the endpoint rules
+    CHECK(ir::evaluate_net(p, q).decision == Decision::Allow);
+    q.family = 10; // AF_INET6: nothing allows it
+    CHECK(ir::evaluate_net(p, q).decision == Decision::Deny);
+    q = {};
+    q.op = ir::NetQuery::Op::Connect;
+    q.family = 2;
+    q.protocol = 6;
+    q.address = {127, 0, 0, 1};
+    q.port = 8080;
+    CHECK(ir::evaluate_net(p, q).decision == Decision::Allow);
+    q.port = 8081;
+    CHECK(ir::evaluate_net(p, q).decision == Decision::Deny);
+    q.protocol = 17;
+    q.port = 53;
+    q.address = {10, 1, 2, 3};
+    CHECK(ir::evaluate_net(p, q).decision == Decision::Allow);
+    q.address = {10, 9, 2, 3}; // the longer prefix denies
+    CHECK(ir::evaluate_net(p, q).decision == Decision::Deny);
+}
+
+TEST_CASE("devices: a device rule decides for its nodes, with an ioctl allowlist")
+{
+    const auto p = frontend(R"(policy "p" {
+    default deny
+    allow read, write /dev/null
+    device allow read, write, ioctl /dev/dri/renderD* ioctl 0x6400-0x64ff
+    device deny all char 226:*
+    device allow read char 226:5
+})");
+    ir::DeviceQuery q;
+    q.access.access = Access::Ioctl;
+    q.access.path = "/dev/dri/renderD128";
+    q.major = 226;
+    q.minor = 128;
+    q.ioctl_command = 0x6440;
+    CHECK(ir::evaluate_device(p, q).decision == Decision::Allow);
+    q.ioctl_command = 0x6500;
+    CHECK(ir::evaluate_device(p, q).decision == Decision::Deny);
+    q.access.path = "/dev/dri/card0"; // no path rule: the number rules decide
+    q.access.access = Access::Read;
+    q.minor = 0;
+    CHECK(ir::evaluate_device(p, q).decision == Decision::Deny);
+    q.minor = 5; // the exact number beats the range
+    CHECK(ir::evaluate_device(p, q).decision == Decision::Allow);
+    q.access.path = "/dev/null"; // no device rule: the path rules decide
+    q.major = 1;
+    q.minor = 3;
+    CHECK(ir::evaluate_device(p, q).decision == Decision::Allow);
+}

@@ -5,6 +5,7 @@
 // must be clean. Files in equal/ named NAME.a.bwp and NAME.b.bwp must compile to identical
 // tables. Finally, every declared diagnostic must have been produced by some test here.
 #include "helpers.h"
+#include "seccomp/seccomp.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -175,6 +176,17 @@ TEST_CASE("an automaton over the size limit is refused with a hint")
     REQUIRE(r.diags().has_errors());
     CHECK(r.diags().all().back().kind == DiagKind::AutomatonTooLarge);
     CHECK_FALSE(r.diags().all().front().hints.empty());
+}
+
+TEST_CASE("a seccomp filter over its size limit is refused")
+{
+    // ~360 syscalls cannot reach the kernel's 4096 instructions, so the limit is lowered.
+    const auto r = test::check_text("policy \"p\" {\n    default allow\n    syscalls default deny\n    syscalls allow @obsolete\n}\n");
+    REQUIRE(r.policy);
+    CHECK_FALSE(run_compile_seccomp(*r.policy, SeccompArch::X86_64, r.compilation->diags, 8));
+    actual(r.diags());
+    REQUIRE(r.diags().has_errors());
+    CHECK(r.diags().all().back().kind == DiagKind::SeccompTooLarge);
 }
 
 // Declared last in this file so that Catch2 (which runs a file's cases in order) runs it
