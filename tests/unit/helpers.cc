@@ -1,5 +1,6 @@
 #include "helpers.h"
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -56,6 +57,17 @@ CompileResult check_text(const std::string& text, const std::string& name)
 {
     TempDir dir;
     return check_file(dir.write(name, text));
+}
+
+ir::Policy checked_policy(const std::string& text)
+{
+    auto r = check_text(text);
+    std::string rendered;
+    for (const auto& d : r.diags().all())
+        rendered += r.diags().render(d, false);
+    INFO(rendered);
+    REQUIRE(r.policy);
+    return *r.policy;
 }
 
 CompileResult compile_text(const std::string& text, const std::string& name)

@@ -46,4 +46,8 @@ CompileResult compile_file(const std::string& path, const PipelineOptions& optio
 CompileResult check_text(const std::string& text, const std::string& name = "test.bwp");
 CompileResult check_file(const std::string& path, const PipelineOptions& options = test_options());
 
+// The IR of a policy that must check without errors (the test fails, showing the
+// diagnostics, when it does not).
+ir::Policy checked_policy(const std::string& text);
+
 } // namespace bw::test

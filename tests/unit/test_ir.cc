@@ -10,17 +10,6 @@ using bw::ir::Decision;
 
 namespace {
 
-ir::Policy frontend(const std::string& text)
-{
-    auto r = test::check_text(text);
-    std::string rendered;
-    for (const auto& d : r.diags().all())
-        rendered += r.diags().render(d, false);
-    INFO(rendered);
-    REQUIRE(r.policy);
-    return *r.policy;
-}
-
 Decision decide(const ir::Policy& p, Access a, const char* path)
 {
     ir::PathQuery q;
@@ -33,7 +22,7 @@ Decision decide(const ir::Policy& p, Access a, const char* path)
 
 TEST_CASE("the most specific rule decides")
 {
-    const auto p = frontend(R"(policy "p" {
+    const auto p = test::checked_policy(R"(policy "p" {
     default deny
     allow read /home/
     deny  read /home/u/.ssh/
@@ -55,7 +44,7 @@ TEST_CASE("the most specific rule decides")
 
 TEST_CASE("globs: `*` stays in a component, `**` spans any depth, `?` and classes match one byte")
 {
-    const auto p = frontend(R"(policy "p" {
+    const auto p = test::checked_policy(R"(policy "p" {
     default deny
     allow read /src/*.c
     allow read /lib/**/*.so
@@ -78,7 +67,7 @@ TEST_CASE("globs: `*` stays in a component, `**` spans any depth, `?` and classe
 
 TEST_CASE("precedence: longest literal prefix, then literal over glob, then fewer wildcards")
 {
-    const auto p = frontend(R"(policy "p" {
+    const auto p = test::checked_policy(R"(policy "p" {
     default allow
     deny  read /data/**
     allow read /data/public/**
@@ -98,7 +87,7 @@ TEST_CASE("precedence: longest literal prefix, then literal over glob, then fewe
 
 TEST_CASE("deny wins a tie, and write implies append")
 {
-    const auto p = frontend(R"(policy "p" {
+    const auto p = test::checked_policy(R"(policy "p" {
     default allow
     allow read, write /x/**
     deny  read /x/**
@@ -111,7 +100,7 @@ TEST_CASE("deny wins a tie, and write implies append")
 
 TEST_CASE("conditions: rules in `when` blocks apply to matching processes and beat equal rules")
 {
-    const auto p = frontend(R"(policy "p" {
+    const auto p = test::checked_policy(R"(policy "p" {
     default deny
     deny read /home/user/.gitconfig
     when exe /usr/bin/git {
@@ -145,7 +134,7 @@ TEST_CASE("conditions: rules in `when` blocks apply to matching processes and be
 
 TEST_CASE("variables, lets and sets expand; built-ins are bound and recorded")
 {
-    const auto p = frontend(R"(policy "p" {
+    const auto p = test::checked_policy(R"(policy "p" {
     let project = "${CWD}"
     set secrets = paths { "${HOME}/.ssh/", "${HOME}/.gnupg/" }
     default deny
@@ -160,7 +149,7 @@ TEST_CASE("variables, lets and sets expand; built-ins are bound and recorded")
 
 TEST_CASE("syscalls: a name beats a group; the default allows")
 {
-    const auto p = frontend(R"(policy "p" {
+    const auto p = test::checked_policy(R"(policy "p" {
     default deny
     syscalls deny @mount
     syscalls allow umount2
@@ -175,7 +164,7 @@ TEST_CASE("syscalls: a name beats a group; the default allows")
 
 TEST_CASE("rules are sorted and deduplicated, with the first-written provenance")
 {
-    const auto p = frontend(R"(policy "p" {
+    const auto p = test::checked_policy(R"(policy "p" {
     default deny
     allow read /b/
     allow read /a
@@ -192,7 +181,7 @@ TEST_CASE("rules are sorted and deduplicated, with the first-written provenance"
 
 TEST_CASE("the IR dump names every rule with its origin")
 {
-    const auto p = frontend("policy \"dump\" {\n  default deny\n  allow read, exec /usr/\n}\n");
+    const auto p = test::checked_policy("policy \"dump\" {\n  default deny\n  allow read, exec /usr/\n}\n");
     const auto text = ir::dump(p);
     CHECK_THAT(text, Catch::Contains("policy \"dump\""));
     CHECK_THAT(text, Catch::Contains("allow read, exec \"/usr/**\""));
@@ -201,7 +190,7 @@ TEST_CASE("the IR dump names every rule with its origin")
 
 TEST_CASE("network: endpoints beat families beat `all`; an allowed endpoint enables its family")
 {
-    const auto p = frontend(R"(policy "p" {
+    const auto p = test::checked_policy(R"(policy "p" {
     default deny
     net deny all
     net allow family unix
@@ -236,7 +225,7 @@ TEST_CASE("network: endpoints beat families beat `all`; an allowed endpoint enab
 
 TEST_CASE("devices: a device rule decides for its nodes, with an ioctl allowlist")
 {
-    const auto p = frontend(R"(policy "p" {
+    const auto p = test::checked_policy(R"(policy "p" {
     default deny
     allow read, write /dev/null
     device allow read, write, ioctl /dev/dri/renderD* ioctl 0x6400-0x64ff

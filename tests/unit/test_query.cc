@@ -33,17 +33,6 @@ std::string parse_error(std::vector<std::string> words)
     return std::get<std::string>(q);
 }
 
-ir::Policy frontend(const std::string& text)
-{
-    auto r = test::check_text(text);
-    std::string rendered;
-    for (const auto& d : r.diags().all())
-        rendered += r.diags().render(d, false);
-    INFO(rendered);
-    REQUIRE(r.policy);
-    return *r.policy;
-}
-
 const char* kPolicy = R"(policy "q" {
     default deny
     allow read /home/user/
@@ -134,7 +123,7 @@ TEST_CASE("query: net and syscall queries parse")
 
 TEST_CASE("query: answers agree with the reference evaluator and name the rule")
 {
-    const auto policy = frontend(kPolicy);
+    const auto policy = test::checked_policy(kPolicy);
     for (const auto& [access, path] : std::vector<std::pair<std::string, std::string>>{
              {"read", "/home/user/notes"}, {"read", "/home/user/.ssh/id_rsa"}, {"write", "/home/user/x"},
              {"write", "/tmp/a"}, {"exec", "/usr/bin/sh"}}) {
@@ -168,7 +157,7 @@ TEST_CASE("query: answers agree with the reference evaluator and name the rule")
 
 TEST_CASE("query: syscall and net answers")
 {
-    const auto policy = frontend(kPolicy);
+    const auto policy = test::checked_policy(kPolicy);
     CHECK_THAT(query::answer(policy, parse_ok({"syscall", "ptrace"})),
                Catch::StartsWith("deny syscall ptrace with kill\n  by `") && Catch::Contains(":6), rule #"));
     CHECK_THAT(query::answer(policy, parse_ok({"syscall", "personality"})),
