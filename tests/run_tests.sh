@@ -174,6 +174,7 @@ rc=$?
 boot=$(elapsed "$t")
 if [ "$rc" = 0 ]; then pass "[bwvm] true exits 0 (${boot}s wall)"; else fail "[bwvm] true: status $rc: $(tail -n 20 "$log/bwvm.out")"; fi
 check_cli "bwvm: COMMAND's status is bwvm's" 7 scripts/bwvm -- sh -c 'exit 7'
+check_cli "bwvm --icount: boots and runs COMMAND" 0 scripts/bwvm --icount -- sh -c 'grep -q . /proc/uptime'
 scripts/bwvm -- sh -c 'echo to-stdout; echo to-stderr >&2; pwd' >"$log/streams.out" 2>"$log/streams.err"
 if [ "$(cat "$log/streams.out")" = "$(printf 'to-stdout\n%s' "$root")" ] && grep -qx to-stderr "$log/streams.err"; then
     pass "[bwvm] stdout and stderr streamed apart, same working directory"

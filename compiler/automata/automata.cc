@@ -180,7 +180,8 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
 
 } // namespace
 
-std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics& diags)
+std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics& diags,
+                                          const AutomatonLimits& limits)
 {
     if (!refuse_unenforced(policy, diags))
         return std::nullopt;
@@ -220,6 +221,7 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
     closure(nfa, sets[1]);
     ids[sets[0]] = BW_DEAD_STATE;
     ids[sets[1]] = BW_START_STATE;
+    std::size_t nfa_entries = sets[1].size();
     for (std::uint32_t s = BW_START_STATE; s < sets.size(); ++s) {
         for (std::uint32_t cls = 0; cls < a.nclasses; ++cls) {
             std::vector<std::uint32_t> target;
@@ -236,10 +238,14 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
             }
             auto [it, inserted] = ids.try_emplace(target, static_cast<std::uint32_t>(sets.size()));
             if (inserted) {
-                if (sets.size() >= kMaxStates || sets.size() * a.nclasses > kMaxTransitions) {
-                    diags.report(DiagKind::AutomatonTooLarge, SourceLocation{}, sets.size() * a.nclasses, kMaxTransitions)
-                        .hints.push_back("patterns with many `*` and `**` in a row multiply states: anchor them "
-                                         "with longer literal prefixes, or fold rules into one tree (`/dir/**`)");
+                nfa_entries += target.size();
+                if (sets.size() >= limits.max_states || sets.size() * a.nclasses > limits.max_transitions ||
+                    nfa_entries > limits.max_nfa_entries) {
+                    auto& d = diags.report(DiagKind::AutomatonTooLarge, SourceLocation{}, sets.size());
+                    d.hints.push_back("runs of `*`, `?` and `**` multiply states: anchor them with longer literal "
+                                      "parts, or fold rules into one tree (`/dir/**`)");
+                    d.hints.push_back(fmt::format("the bounds: {} states, {} transitions, {} NFA states in all",
+                                                  limits.max_states, limits.max_transitions, limits.max_nfa_entries));
                     return std::nullopt;
                 }
                 sets.push_back(std::move(target));

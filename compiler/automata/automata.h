@@ -38,15 +38,21 @@ struct Automaton {
     }
 };
 
-// Largest automaton handed to the kernel.
-inline constexpr std::size_t kMaxStates = 1u << 20;
-inline constexpr std::size_t kMaxTransitions = 16u << 20;
+// Bounds on the subset construction, whose work and memory can grow exponentially with
+// wildcards (`/*a???...?` doubles the states with every `?`): it stops with a diagnostic
+// at the first bound reached. The defaults take 10,000 ordinary rules (150,000 states).
+struct AutomatonLimits {
+    std::size_t max_states = 1u << 18;
+    std::size_t max_transitions = 16u << 20;
+    std::size_t max_nfa_entries = 16u << 20; // NFA states summed over all DFA states
+};
 
 // The access kinds the kernel side enforces in this build.
 inline constexpr ir::AccessMask kEnforcedAccesses = ir::bit(ir::Access::Read) | ir::bit(ir::Access::Write) |
                                                     ir::bit(ir::Access::Append) | ir::bit(ir::Access::Exec);
 
-std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics& diags);
+std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics& diags,
+                                          const AutomatonLimits& limits = {});
 
 // The user-space twin of the kernel walk; tests compare it with ir::evaluate.
 ir::Verdict simulate(const Automaton& automaton, const ir::Policy& policy, ir::Access access, std::string_view path);

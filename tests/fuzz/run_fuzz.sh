@@ -57,9 +57,11 @@ cp "$root"/tests/fuzz/corpus/* "$work/corpus/"
 fuzz_log=$build/fuzz.log
 
 # libFuzzer's exit status tells a finding (crash, leak, timeout, OOM: non-zero) from a clean run.
+# ASan's default 256 MB quarantine of freed memory alone takes the process past 1 GB of RSS
+# here; a smaller one keeps -rss_limit_mb meaningful for the compiler's own memory.
 (
     cd "$work" &&
-        ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
+        ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:quarantine_size_mb=32} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
             "$fuzzer" -max_total_time="$seconds" -dict="$root/tests/fuzz/bwp.dict" -timeout=10 \
             -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts/" "$work/corpus"
 ) >"$fuzz_log" 2>&1
@@ -81,7 +83,7 @@ if [ -z "$reproducer" ] && ! grep -q 'INITED' "$fuzz_log"; then
     echo "fuzz: $fuzzer did not start (status $rc): $(tail -n 5 "$fuzz_log")"
     exit 2
 fi
-kind=$(grep -m 1 -oE 'ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer): [a-z-]+|runtime error: .*|ALARM: working on the last Unit for [0-9]+ seconds|==[0-9]+== ERROR: libFuzzer: [a-z-]+' "$fuzz_log")
+kind=$(grep -m 1 -oE 'fuzz_frontend: [a-z ]+|ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer): [a-z-]+|runtime error: .*|ALARM: working on the last Unit for [0-9]+ seconds|==[0-9]+== ERROR: libFuzzer: [a-z-]+' "$fuzz_log")
 [ -n "$kind" ] || kind="libFuzzer exited with status $rc"
 echo "fuzz: ${kind} after ${runs:-?} runs (coverage ${cov:-?} edges); reproducer: ${reproducer:-none written}; log: $fuzz_log"
 echo "fuzz: reproduce with $fuzzer ${reproducer:-<input>}"

@@ -135,3 +135,12 @@ TEST_CASE("denials of access kinds without hooks yet are compiled with a warning
     REQUIRE(it != d.end());
     CHECK(it->message == "this build enforces read, write, append and exec; delete are not checked yet");
 }
+
+TEST_CASE("a pattern whose states grow exponentially is refused at the bounds")
+{
+    // Every `?` doubles the states a `*` before it leaves possible.
+    auto r = test::compile_text("policy \"p\" {\n default deny\n allow read /*a" + std::string(24, '?') + "\n}\n");
+    CHECK_FALSE(r.compiled);
+    REQUIRE(r.diags().has_errors());
+    CHECK(r.diags().all().back().kind == DiagKind::AutomatonTooLarge);
+}
