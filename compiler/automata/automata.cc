@@ -78,12 +78,7 @@ ByteSet char_class(std::string_view set)
 std::uint32_t add_pattern(Nfa& nfa, std::uint32_t start, std::string_view pattern)
 {
     std::uint32_t cur = start;
-    std::size_t pos = 1;
-    while (pos <= pattern.size()) {
-        auto end = pattern.find('/', pos);
-        if (end == std::string_view::npos)
-            end = pattern.size();
-        const auto component = pattern.substr(pos, end - pos);
+    for (const auto component : ir::components(pattern)) {
         if (component == "**") {
             // (/[^/]*)*: a loop that may be skipped.
             const auto loop = nfa.add();
@@ -124,7 +119,6 @@ std::uint32_t add_pattern(Nfa& nfa, std::uint32_t start, std::string_view patter
                 cur = next;
             }
         }
-        pos = end + 1;
     }
     return cur;
 }

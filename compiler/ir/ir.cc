@@ -61,6 +61,18 @@ bool component_match(std::string_view p, std::string_view s)
     return pi == p.size();
 }
 
+template <typename Rule>
+const Provenance* origin_in(const std::vector<Rule>& rules, RuleId id)
+{
+    for (const auto& r : rules) {
+        if (r.id == id)
+            return &r.origin;
+    }
+    return nullptr;
+}
+
+} // namespace
+
 std::vector<std::string_view> components(std::string_view path)
 {
     std::vector<std::string_view> out;
@@ -75,18 +87,6 @@ std::vector<std::string_view> components(std::string_view path)
     }
     return out;
 }
-
-template <typename Rule>
-const Provenance* origin_in(const std::vector<Rule>& rules, RuleId id)
-{
-    for (const auto& r : rules) {
-        if (r.id == id)
-            return &r.origin;
-    }
-    return nullptr;
-}
-
-} // namespace
 
 std::string_view name(Access a)
 {

@@ -191,6 +191,9 @@ struct PathQuery {
     std::uint32_t flags = 0;
 };
 
+// The components of an absolute path or normalised pattern, without the slashes.
+std::vector<std::string_view> components(std::string_view path);
+
 // Whether a glob pattern matches a path (both absolute, no trailing `/`).
 bool glob_match(std::string_view pattern, std::string_view path);
 // True if the rule's conditions hold for the query.

@@ -258,12 +258,7 @@ std::vector<std::string> sample_paths(const std::string& pattern)
 {
     // Two fillings: `**` as nothing and as two components, so both depths are tried.
     std::vector<std::string> out(2);
-    std::size_t start = 1;
-    while (start <= pattern.size()) {
-        auto end = pattern.find('/', start);
-        if (end == std::string::npos)
-            end = pattern.size();
-        const std::string_view component(pattern.data() + start, end - start);
+    for (const auto component : ir::components(pattern)) {
         if (component == "**") {
             out[1] += "/__bw__/__bw__";
         } else {
@@ -271,7 +266,6 @@ std::vector<std::string> sample_paths(const std::string& pattern)
             out[0] += "/" + filled;
             out[1] += "/" + filled;
         }
-        start = end + 1;
     }
     for (auto& p : out) {
         if (p.empty())
