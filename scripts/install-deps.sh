@@ -11,7 +11,7 @@ packages=(
     antlr4 libantlr4-runtime-dev
     libfmt-dev catch2
     linux-libc-dev linux-libc-dev-arm64-cross
-    qemu-system-x86 busybox-static cpio xz-utils kmod
+    qemu-system-x86 busybox-static cpio xz-utils kmod time
 )
 
 missing=()
