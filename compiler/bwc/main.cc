@@ -71,34 +71,39 @@ void print_diagnostics(DiagFormat format, const DiagnosticSink& sink)
     std::fwrite(doc.data(), 1, doc.size(), format == DiagFormat::Text ? stderr : stdout);
 }
 
-// `-D NAME=VALUE` (a built-in's value) and `-I DIR` (a library folder, searched before the
-// defaults); false with a usage message when the argument is malformed.
-bool pipeline_option(std::span<char*> args, std::size_t& i, PipelineOptions& options, bool& handled)
+// Takes `-D NAME=VALUE` (a built-in's value), `-I DIR` (a library folder, searched before
+// the defaults) and `--no-symlink-check` out of `args` into `options`, and returns the
+// other arguments; std::nullopt, with a usage message, when one is malformed.
+std::optional<std::vector<char*>> take_pipeline_options(std::span<char*> args, PipelineOptions& options)
 {
-    const std::string_view a = args[i];
-    handled = a == "-D" || a == "-I" || a == "--no-symlink-check";
-    if (a == "--no-symlink-check") {
-        options.check.check_symlinks = false;
-        return true;
+    std::vector<char*> rest;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        if (a == "--no-symlink-check") {
+            options.check.check_symlinks = false;
+            continue;
+        }
+        if (a != "-D" && a != "-I") {
+            rest.push_back(args[i]);
+            continue;
+        }
+        if (i + 1 >= args.size()) {
+            usage_error(fmt::format("{} needs a value", a));
+            return std::nullopt;
+        }
+        const std::string value = args[++i];
+        if (a == "-I") {
+            options.resolve.library_dirs.insert(options.resolve.library_dirs.begin(), value);
+            continue;
+        }
+        const auto eq = value.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            usage_error("-D wants NAME=VALUE, e.g. -D EXE=/usr/bin/make");
+            return std::nullopt;
+        }
+        options.check.bindings[value.substr(0, eq)] = value.substr(eq + 1);
     }
-    if (!handled)
-        return true;
-    if (i + 1 >= args.size()) {
-        usage_error(fmt::format("{} needs a value", a));
-        return false;
-    }
-    const std::string value = args[++i];
-    if (a == "-I") {
-        options.resolve.library_dirs.insert(options.resolve.library_dirs.begin(), value);
-        return true;
-    }
-    const auto eq = value.find('=');
-    if (eq == std::string::npos || eq == 0) {
-        usage_error("-D wants NAME=VALUE, e.g. -D EXE=/usr/bin/make");
-        return false;
-    }
-    options.check.bindings[value.substr(0, eq)] = value.substr(eq + 1);
-    return true;
+    return rest;
 }
 
 std::optional<Emit> parse_emit(std::string_view v)
@@ -116,20 +121,19 @@ std::optional<Emit> parse_emit(std::string_view v)
     return std::nullopt;
 }
 
-int cmd_compile(std::span<char*> args)
+int cmd_compile(std::span<char*> all_args)
 {
     std::string input, output;
     Emit emit = Emit::None;
     DiagFormat format = DiagFormat::Text;
     bool stats = false;
     auto options = default_options();
+    auto taken = take_pipeline_options(all_args, options);
+    if (!taken)
+        return kExitUsage;
+    const std::span<char*> args(*taken);
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
-        bool handled = false;
-        if (!pipeline_option(args, i, options, handled))
-            return kExitUsage;
-        if (handled)
-            continue;
         if (a == "--stats") {
             stats = true;
         } else if (a == "-o") {
@@ -184,19 +188,18 @@ int cmd_compile(std::span<char*> args)
     return kExitOk;
 }
 
-int cmd_check(std::span<char*> args)
+int cmd_check(std::span<char*> all_args)
 {
     bool werror = false;
     DiagFormat format = DiagFormat::Text;
     std::vector<std::string> files;
     auto options = default_options();
+    auto taken = take_pipeline_options(all_args, options);
+    if (!taken)
+        return kExitUsage;
+    const std::span<char*> args(*taken);
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
-        bool handled = false;
-        if (!pipeline_option(args, i, options, handled))
-            return kExitUsage;
-        if (handled)
-            continue;
         if (a == "-Werror") {
             werror = true;
         } else if (a.starts_with("--format=")) {
@@ -258,14 +261,10 @@ int cmd_inspect(std::span<char*> args)
 int cmd_query(std::span<char*> args)
 {
     auto options = default_options();
-    std::vector<std::string> words; // the policy file, then the query
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        bool handled = false;
-        if (!pipeline_option(args, i, options, handled))
-            return kExitUsage;
-        if (!handled)
-            words.emplace_back(args[i]);
-    }
+    const auto rest = take_pipeline_options(args, options);
+    if (!rest)
+        return kExitUsage;
+    const std::vector<std::string> words(rest->begin(), rest->end()); // the policy file, then the query
     if (words.empty())
         return usage_error("query wants a policy file and a query");
     if (words[0].ends_with(".o"))
