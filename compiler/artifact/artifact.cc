@@ -133,6 +133,7 @@ std::vector<std::byte> encode(const PolicyData& data)
     w.bytes(kMagic, sizeof kMagic);
     w.u32(data.format_version);
     w.u32(data.abi_version);
+    w.u32(static_cast<std::uint32_t>(data.backend));
     w.str(data.bwc_version);
     w.str(data.policy_name);
     w.u32(static_cast<std::uint32_t>(data.source_files.size()));
@@ -172,6 +173,10 @@ std::variant<PolicyData, Error> decode(std::span<const std::byte> bytes)
         return Error{fmt::format("policy was built for BPF ABI {} but this build uses ABI {}; "
                                  "recompile the policy with this bwc",
                                  d.abi_version, BW_ABI_VERSION)};
+    const auto backend = r.u32();
+    if (r.ok() && backend > static_cast<std::uint32_t>(Backend::C))
+        return Error{fmt::format("policy names an unknown backend ({})", backend)};
+    d.backend = static_cast<Backend>(backend);
     d.bwc_version = r.str();
     d.policy_name = r.str();
     for (auto n = r.count(sizeof(std::uint32_t)); n > 0; --n)
@@ -327,6 +332,13 @@ std::variant<Artifact, Error> read(const std::string& path)
     if (auto* e = std::get_if<Error>(&decoded))
         return Error{fmt::format("`{}`: {}", path, e->message)};
     a.policy = std::move(std::get<PolicyData>(decoded));
+    // A specialised program is loaded with its tables: two policies that differ only in
+    // them must not share a loaded program.
+    if (a.policy.backend == Backend::C) {
+        const auto& t = a.policy.tables;
+        fnv1a(a.program_id, t.trans.data(), t.trans.size() * sizeof t.trans[0]);
+        fnv1a(a.program_id, t.accepts.data(), t.accepts.size() * sizeof t.accepts[0]);
+    }
     return a;
 }
 

@@ -17,6 +17,10 @@ namespace bw::artifact {
 inline constexpr std::uint32_t kFormatVersion = 1;
 inline constexpr const char* kSectionName = ".bw.policy";
 
+// Which backend built the program: the generic one with per-sandbox tables, or a
+// specialised one with the policy compiled in (its transitions still come from `tables`).
+enum class Backend : std::uint32_t { Maps = 0, C = 1 };
+
 struct RuleRecord {
     ir::RuleId id = 0;
     ir::Decision decision = ir::Decision::Deny;
@@ -29,6 +33,7 @@ struct RuleRecord {
 struct PolicyData {
     std::uint32_t format_version = kFormatVersion;
     std::uint32_t abi_version = BW_ABI_VERSION;
+    Backend backend = Backend::Maps;
     std::string bwc_version;
     std::string policy_name;
     std::vector<std::string> source_files;
@@ -54,8 +59,9 @@ std::variant<std::monostate, Error> write(const std::string& path, std::span<con
 
 struct Artifact {
     std::vector<std::byte> elf; // the whole object, for libbpf
-    // Identifies the BPF program: a hash of every section but the policy's, so that
-    // all policies compiled by one bwc build share one loaded program.
+    // Identifies the loaded BPF program: a hash of every section but the policy's, so that
+    // all policies of the map backend compiled by one bwc build share one program (the
+    // specialised backend's program also covers its transition table).
     std::uint64_t program_id = 0;
     PolicyData policy;
 };

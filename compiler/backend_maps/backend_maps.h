@@ -6,7 +6,14 @@
 #include "bumblewrap.h"
 #include "ir/ir.h"
 
+#include <cstddef>
+#include <span>
 #include <vector>
+
+namespace bw::embedded {
+// bpf-templates/generic.bpf.c, compiled at build time: the map backend's one program.
+extern const std::span<const std::byte> generic_bpf;
+} // namespace bw::embedded
 
 namespace bw {
 

@@ -18,9 +18,6 @@
 #include <unistd.h>
 #include <vector>
 
-namespace bw::embedded {
-extern const std::span<const std::byte> generic_bpf;
-}
 
 namespace {
 
@@ -32,7 +29,10 @@ constexpr int kExitUsage = 2;
 
 void usage(std::FILE* out)
 {
-    std::fputs("usage: bwc POLICY.bwp -o POLICY.o [--emit=ast|ir|automata|maps|seccomp] [--format=text|json|sarif]\n"
+    std::fputs("usage: bwc POLICY.bwp -o POLICY.o [--backend=maps|c] [--format=text|json|sarif]\n"
+               "         [--emit=ast|ir|automata|maps|c|seccomp]   (print a stage's output and stop)\n"
+               "         --backend=maps (default): the generic BPF program and the policy's tables;\n"
+               "         --backend=c: a BPF program specialised to the policy, compiled by clang\n"
                "       bwc check [--format=text|json|sarif] [-Werror] POLICY.bwp...\n"
                "         both take -D NAME=VALUE (bind a built-in variable), -I DIR (search DIR for\n"
                "         includes first) and --no-symlink-check\n"
@@ -116,8 +116,19 @@ std::optional<Emit> parse_emit(std::string_view v)
         return Emit::Automata;
     if (v == "maps")
         return Emit::Maps;
+    if (v == "c")
+        return Emit::C;
     if (v == "seccomp")
         return Emit::Seccomp;
+    return std::nullopt;
+}
+
+std::optional<artifact::Backend> parse_backend(std::string_view v)
+{
+    if (v == "maps")
+        return artifact::Backend::Maps;
+    if (v == "c")
+        return artifact::Backend::C;
     return std::nullopt;
 }
 
@@ -126,6 +137,7 @@ int cmd_compile(std::span<char*> all_args)
     std::string input, output;
     Emit emit = Emit::None;
     DiagFormat format = DiagFormat::Text;
+    std::optional<artifact::Backend> backend;
     bool stats = false;
     auto options = default_options();
     auto taken = take_pipeline_options(all_args, options);
@@ -145,6 +157,10 @@ int cmd_compile(std::span<char*> all_args)
             if (!e)
                 return usage_error(fmt::format("unknown stage `{}` for --emit", a.substr(7)));
             emit = *e;
+        } else if (a.starts_with("--backend=")) {
+            backend = parse_backend(a.substr(10));
+            if (!backend)
+                return usage_error(fmt::format("unknown backend `{}` (maps or c)", a.substr(10)));
         } else if (a.starts_with("--format=")) {
             const auto f = parse_diag_format(a.substr(9));
             if (!f)
@@ -166,6 +182,12 @@ int cmd_compile(std::span<char*> all_args)
         return usage_error("--stats writes to stdout, as --emit and --format=json|sarif do; use one");
     if (emit != Emit::None && format != DiagFormat::Text)
         return usage_error("--emit and --format=json|sarif both write to stdout; use one");
+    // The C source exists only in the specialised backend.
+    if (emit == Emit::C && backend == artifact::Backend::Maps)
+        return usage_error("--emit=c shows the specialised backend's source: drop --backend=maps");
+    if (emit == Emit::C)
+        backend = artifact::Backend::C;
+    options.backend = backend.value_or(artifact::Backend::Maps);
 
     Compilation c;
     std::string dump;
@@ -173,7 +195,7 @@ int cmd_compile(std::span<char*> all_args)
     const auto compiled = run_pipeline(input, c, options, dump);
     const bool ok = !c.diags.has_errors() &&
                     (emit != Emit::None || output.empty() ||
-                     run_write_artifact(*compiled, output, embedded::generic_bpf, c));
+                     run_write_artifact(*compiled, output, c));
     // Printed once, after writing, so that the document also holds a failed write.
     DiagnosticSink sink(format, stderr_color(), BW_VERSION_STRING);
     sink.add(c.sources, c.diags);

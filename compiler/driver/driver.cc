@@ -1,6 +1,7 @@
 #include "driver/driver.h"
 
 #include "artifact/artifact.h"
+#include "backend_c/backend_c.h"
 #include "lint/lint.h"
 #include "lower/lower.h"
 #include "seccomp/seccomp.h"
@@ -103,19 +104,33 @@ std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, co
         dump = bw::dump(*automaton);
         return std::nullopt;
     }
-    auto tables = run_backend_maps(*policy, *automaton);
-    if (options.emit == Emit::Maps) {
-        dump = bw::dump(tables);
+    if (options.backend == artifact::Backend::Maps) {
+        auto tables = run_backend_maps(*policy, *automaton);
+        if (options.emit == Emit::Maps) {
+            dump = bw::dump(tables);
+            return std::nullopt;
+        }
+        std::vector<std::byte> program(embedded::generic_bpf.begin(), embedded::generic_bpf.end());
+        return Compiled{std::move(*policy), std::move(*automaton), options.backend, std::move(tables),
+                        std::move(program)};
+    }
+    auto specialised = run_backend_c(*policy, *automaton);
+    if (options.emit == Emit::Maps || options.emit == Emit::C) {
+        dump = options.emit == Emit::C ? bw::dump(specialised) : bw::dump(specialised.tables);
         return std::nullopt;
     }
-    return Compiled{std::move(*policy), std::move(*automaton), std::move(tables)};
+    auto object = run_compile_c(specialised, c.diags);
+    if (!object)
+        return std::nullopt;
+    return Compiled{std::move(*policy), std::move(*automaton), options.backend, std::move(specialised.tables),
+                    std::move(*object)};
 }
 
-bool run_write_artifact(const Compiled& compiled, const std::string& output, std::span<const std::byte> program,
-                        Compilation& c)
+bool run_write_artifact(const Compiled& compiled, const std::string& output, Compilation& c)
 {
-    const auto data = artifact::make_policy_data(compiled.policy, compiled.tables, BW_VERSION_STRING);
-    const auto written = artifact::write(output, program, data);
+    auto data = artifact::make_policy_data(compiled.policy, compiled.tables, BW_VERSION_STRING);
+    data.backend = compiled.backend;
+    const auto written = artifact::write(output, compiled.program, data);
     if (const auto* e = std::get_if<artifact::Error>(&written)) {
         c.diags.report(DiagKind::OutputWriteFailed, SourceLocation{}, output, e->message);
         return false;

@@ -1,11 +1,14 @@
 // The driver: the one place that decides the order of the compiler's stages.
 //
-//   load -> parse -> resolve (includes) -> check -> lower -> lint -> compile paths -> backend maps
+//   load -> parse -> resolve (includes) -> check -> lower -> lint -> compile paths
+//        -> backend maps (the generic program's tables)
+//         | backend c (a specialised program, compiled by clang in a child process)
 //
 // Each stage stops the pipeline when it reports an error; --emit=STAGE prints a stage's
 // output and stops there.
 #pragma once
 
+#include "artifact/artifact.h"
 #include "automata/automata.h"
 #include "backend_maps/backend_maps.h"
 #include "check/check.h"
@@ -21,7 +24,7 @@ namespace bw {
 
 // Seccomp prints the filters of both architectures, right after the front end: the kernel-side stages still
 // refuse syscall rules.
-enum class Emit { None, Ast, Ir, Automata, Maps, Seccomp };
+enum class Emit { None, Ast, Ir, Automata, Maps, C, Seccomp };
 
 struct Compilation {
     SourceManager sources;
@@ -32,6 +35,7 @@ struct PipelineOptions {
     ResolveOptions resolve;
     CheckOptions check;
     Emit emit = Emit::None;
+    artifact::Backend backend = artifact::Backend::Maps;
 };
 
 // Where the standard library of policies is found: $BWC_PATH (colon-separated), then the
@@ -43,7 +47,9 @@ PipelineOptions default_options();
 struct Compiled {
     ir::Policy policy;
     Automaton automaton;
-    MapTables tables;
+    artifact::Backend backend = artifact::Backend::Maps;
+    MapTables tables;               // what bwrun loads into the program's maps
+    std::vector<std::byte> program; // the BPF ELF object
 };
 
 // The front end and the middle: an IR with its lints reported.
@@ -53,9 +59,8 @@ std::optional<ir::Policy> run_frontend(FileId main, Compilation& c, const Pipeli
 std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, const PipelineOptions& options,
                                      std::string& dump);
 
-// Writes policy.o: `program` (the generic BPF object) plus the policy's tables. Reports
-// OutputWriteFailed and leaves no partial file when it cannot.
-bool run_write_artifact(const Compiled& compiled, const std::string& output, std::span<const std::byte> program,
-                        Compilation& c);
+// Writes policy.o: the program plus the policy's tables. Reports OutputWriteFailed and
+// leaves no partial file when it cannot.
+bool run_write_artifact(const Compiled& compiled, const std::string& output, Compilation& c);
 
 } // namespace bw

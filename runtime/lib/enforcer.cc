@@ -23,8 +23,11 @@ namespace bw::rt {
 
 namespace {
 
-constexpr const char* kMapNames[] = {"bw_sandboxes", "bw_trans", "bw_accepts", "bw_events"};
-constexpr const char* kLinkPin = "link_file_open"; // pinned last: marks a complete load
+// The sandbox table is pinned last: its pin marks a complete load.
+constexpr const char* kSandboxes = "bw_sandboxes";
+constexpr const char* kEvents = "bw_events";
+constexpr const char* kTrans = "bw_trans";
+constexpr const char* kAccepts = "bw_accepts"; // the map backend only
 
 void make_private_dir(const std::string& path)
 {
@@ -68,11 +71,85 @@ void remove_pins(const std::string& dir)
 
 bool is_loaded(const std::string& dir)
 {
-    return access((dir + "/" + kLinkPin).c_str(), F_OK) == 0;
+    return access((dir + "/" + kSandboxes).c_str(), F_OK) == 0;
 }
 
-void load_and_pin(std::span<const std::byte> elf, const std::string& dir)
+// Fills an array map with `entries` values of `value_size` bytes, keys 0 to entries - 1.
+void fill_array(int fd, const char* name, std::uint32_t value_size, std::uint32_t entries, const void* values)
 {
+    std::vector<std::uint32_t> keys(entries);
+    for (std::uint32_t i = 0; i < entries; ++i)
+        keys[i] = i;
+    std::uint32_t count = entries;
+    if (bpf_map_update_batch(fd, keys.data(), values, &count, nullptr) == 0)
+        return;
+    // Kernels without batch updates for arrays: one element at a time.
+    const auto* bytes = static_cast<const std::byte*>(values);
+    for (std::uint32_t i = 0; i < entries; ++i) {
+        if (bpf_map_update_elem(fd, &keys[i], bytes + std::size_t{i} * value_size, BPF_ANY) != 0)
+            fail_errno(fmt::format("cannot fill map {}", name));
+    }
+}
+
+[[noreturn]] void fail_load(bpf_object* obj, const std::string& dir, const std::string& what, int err)
+{
+    bpf_object__close(obj);
+    remove_pins(dir);
+    const auto lsms = active_lsms();
+    if (lsms && lsms->find("bpf") == std::string::npos)
+        throw Failure(bpf_lsm_missing_message(lsms));
+    fail_errno(what, err);
+}
+
+void pin_map(bpf_object* obj, const std::string& dir, const char* name)
+{
+    bpf_map* map = bpf_object__find_map_by_name(obj, name);
+    const int err = map ? bpf_map__pin(map, (dir + "/" + name).c_str()) : -ENOENT;
+    if (err != 0)
+        fail_load(obj, dir, fmt::format("cannot pin map {} in {}", name, dir), -err);
+}
+
+void fill_program_array(bpf_object* obj, const std::string& dir, const char* name, std::uint32_t value_size,
+                        std::size_t entries, const void* values)
+{
+    bpf_map* map = bpf_object__find_map_by_name(obj, name);
+    if (map == nullptr || bpf_map__max_entries(map) != entries || bpf_map__value_size(map) != value_size)
+        fail_load(obj, dir, fmt::format("the specialised program's map {} does not fit the policy's tables", name),
+                  EINVAL);
+    try {
+        fill_array(bpf_map__fd(map), name, value_size, static_cast<std::uint32_t>(entries), values);
+    } catch (...) {
+        bpf_object__close(obj);
+        remove_pins(dir);
+        throw;
+    }
+}
+
+// Attaches every LSM program of the object (the specialised backend leaves out the hooks
+// its policy does not need) and pins each link as link_<program>.
+void attach_all(bpf_object* obj, const std::string& dir)
+{
+    bpf_program* prog = nullptr;
+    bpf_object__for_each_program(prog, obj)
+    {
+        const std::string name = bpf_program__name(prog);
+        bpf_link* link = bpf_program__attach_lsm(prog);
+        const int attach_err = link ? 0 : errno;
+        if (link == nullptr || bpf_link__pin(link, (dir + "/link_" + name).c_str()) != 0) {
+            const int err = link ? errno : attach_err;
+            if (link)
+                bpf_link__destroy(link);
+            fail_load(obj, dir, "cannot attach the LSM program " + name, err);
+        }
+        // The pin holds the link; our handle can go.
+        bpf_link__disconnect(link);
+        bpf_link__destroy(link);
+    }
+}
+
+void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
+{
+    const auto& elf = artifact.elf;
     // A load that died half-way leaves maps without the link: start over.
     remove_pins(dir);
     make_private_dir(dir);
@@ -89,32 +166,22 @@ void load_and_pin(std::span<const std::byte> elf, const std::string& dir)
             throw Failure(bpf_lsm_missing_message(lsms));
         fail_errno("cannot load the enforcement program (run with LIBBPF_LOG=debug for the verifier log)", -err);
     }
-    for (const char* name : kMapNames) {
-        bpf_map* map = bpf_object__find_map_by_name(obj, name);
-        const int err = map ? bpf_map__pin(map, (dir + "/" + name).c_str()) : -ENOENT;
-        if (err != 0) {
-            bpf_object__close(obj);
-            remove_pins(dir);
-            fail_errno(fmt::format("cannot pin map {} in {}", name, dir), -err);
-        }
+    const bool specialised = artifact.policy.backend == artifact::Backend::C;
+    const auto& tables = artifact.policy.tables;
+    // Its tables are its own, shared by the sandboxes of this policy: filled before any
+    // hook is attached. Its decisions are a map only when they were too many for code.
+    if (specialised) {
+        fill_program_array(obj, dir, kTrans, sizeof(std::uint32_t), tables.trans.size(), tables.trans.data());
+        if (bpf_object__find_map_by_name(obj, kAccepts) != nullptr)
+            fill_program_array(obj, dir, kAccepts, sizeof(bw_accept), tables.accepts.size(), tables.accepts.data());
     }
-    bpf_program* prog = bpf_object__find_program_by_name(obj, "bw_file_open");
-    bpf_link* link = prog ? bpf_program__attach_lsm(prog) : nullptr;
-    const int attach_err = link ? 0 : errno;
-    if (link == nullptr || bpf_link__pin(link, (dir + "/" + kLinkPin).c_str()) != 0) {
-        const int err = link ? errno : attach_err;
-        if (link)
-            bpf_link__destroy(link);
-        bpf_object__close(obj);
-        remove_pins(dir);
-        const auto lsms = active_lsms();
-        if (lsms && lsms->find("bpf") == std::string::npos)
-            throw Failure(bpf_lsm_missing_message(lsms));
-        fail_errno("cannot attach the file_open LSM program", err);
-    }
-    // The pins hold the program, maps and link; our handles can go.
-    bpf_link__disconnect(link);
-    bpf_link__destroy(link);
+    pin_map(obj, dir, kTrans);
+    pin_map(obj, dir, kEvents);
+    if (bpf_object__find_map_by_name(obj, kAccepts) != nullptr)
+        pin_map(obj, dir, kAccepts);
+    attach_all(obj, dir);
+    pin_map(obj, dir, kSandboxes);
+    // The pins hold the program, maps and links; our handles can go.
     bpf_object__close(obj);
 }
 
@@ -124,20 +191,11 @@ int create_inner_array(const char* name, std::uint32_t value_size, std::uint32_t
     const int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(std::uint32_t), value_size, entries, &opts);
     if (fd < 0)
         fail_errno(fmt::format("cannot create map {} ({} entries)", name, entries));
-    std::vector<std::uint32_t> keys(entries);
-    for (std::uint32_t i = 0; i < entries; ++i)
-        keys[i] = i;
-    std::uint32_t count = entries;
-    if (bpf_map_update_batch(fd, keys.data(), values, &count, nullptr) != 0) {
-        // Kernels without batch updates for arrays: one element at a time.
-        const auto* bytes = static_cast<const std::byte*>(values);
-        for (std::uint32_t i = 0; i < entries; ++i) {
-            if (bpf_map_update_elem(fd, &keys[i], bytes + std::size_t{i} * value_size, BPF_ANY) != 0) {
-                const int err = errno;
-                close(fd);
-                fail_errno(fmt::format("cannot fill map {}", name), err);
-            }
-        }
+    try {
+        fill_array(fd, name, value_size, entries, values);
+    } catch (...) {
+        close(fd);
+        throw;
     }
     return fd;
 }
@@ -172,9 +230,11 @@ Enforcer Enforcer::open(const artifact::Artifact& artifact)
     ensure_bpffs();
     make_private_dir(kPinRoot);
     if (!is_loaded(dir))
-        load_and_pin(artifact.elf, dir);
-    return Enforcer(dir, pinned(dir, kMapNames[0]), pinned(dir, kMapNames[1]), pinned(dir, kMapNames[2]),
-                    pinned(dir, kMapNames[3]));
+        load_and_pin(artifact, dir);
+    // The specialised program's transitions are its own; the map backend's are per sandbox.
+    if (artifact.policy.backend == artifact::Backend::C)
+        return Enforcer(dir, pinned(dir, kSandboxes), -1, -1, pinned(dir, kEvents));
+    return Enforcer(dir, pinned(dir, kSandboxes), pinned(dir, kTrans), pinned(dir, kAccepts), pinned(dir, kEvents));
 }
 
 Enforcer::Enforcer(std::string pin_dir, int sandboxes, int trans, int accepts, int events)
@@ -199,36 +259,52 @@ Enforcer::~Enforcer()
 
 int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
 {
-    const int trans = create_inner_array("bw_trans", sizeof(std::uint32_t),
-                                         static_cast<std::uint32_t>(t.trans.size()), t.trans.data());
-    const int accepts = create_inner_array("bw_accepts", sizeof(bw_accept),
-                                           static_cast<std::uint32_t>(t.accepts.size()), t.accepts.data());
-    const int events = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bw_events", 0, 0, BW_EVENTS_BYTES, nullptr);
-    if (events < 0)
-        fail_errno("cannot create the sandbox's denial ring buffer");
+    const bool per_sandbox_tables = trans_ >= 0;
+    const int trans = per_sandbox_tables ? create_inner_array(kTrans, sizeof(std::uint32_t),
+                                                              static_cast<std::uint32_t>(t.trans.size()), t.trans.data())
+                                         : -1;
+    const int accepts = per_sandbox_tables
+                            ? create_inner_array(kAccepts, sizeof(bw_accept),
+                                                 static_cast<std::uint32_t>(t.accepts.size()), t.accepts.data())
+                            : -1;
+    // The outer maps hold the inner ones; our handles go either way.
+    auto close_tables = [&] {
+        for (const int fd : {trans, accepts}) {
+            if (fd >= 0)
+                close(fd);
+        }
+    };
+    const int events = bpf_map_create(BPF_MAP_TYPE_RINGBUF, kEvents, 0, 0, BW_EVENTS_BYTES, nullptr);
+    if (events < 0) {
+        const int err = errno;
+        close_tables();
+        fail_errno("cannot create the sandbox's denial ring buffer", err);
+    }
     try {
-        put_inner(trans_, cgroup_id, trans, "transition");
-        put_inner(accepts_, cgroup_id, accepts, "decision");
+        if (per_sandbox_tables) {
+            put_inner(trans_, cgroup_id, trans, "transition");
+            put_inner(accepts_, cgroup_id, accepts, "decision");
+        }
         put_inner(events_, cgroup_id, events, "event");
         if (bpf_map_update_elem(sandboxes_, &cgroup_id, &t.sandbox, BPF_NOEXIST) != 0)
             fail_errno("cannot register the sandbox");
     } catch (...) {
         uninstall(cgroup_id);
-        close(trans);
-        close(accepts);
+        close_tables();
         close(events);
         throw;
     }
-    close(trans);
-    close(accepts);
+    close_tables();
     return events;
 }
 
 void Enforcer::uninstall(std::uint64_t cgroup_id)
 {
     // Sandbox entry first: from then on the program ignores the cgroup.
-    for (const int map : {sandboxes_, trans_, accepts_, events_})
-        bpf_map_delete_elem(map, &cgroup_id);
+    for (const int map : {sandboxes_, trans_, accepts_, events_}) {
+        if (map >= 0)
+            bpf_map_delete_elem(map, &cgroup_id);
+    }
 }
 
 void Enforcer::unload_if_unused()

@@ -2,11 +2,13 @@
 # End-to-end suite: real sandboxes in a real kernel with the BPF LSM. Runs as root inside
 # scripts/bwvm (tests/run_tests.sh boots one VM per kernel for the whole suite).
 #
-# usage: run_e2e.sh BIN_DIR
-# Prints one line per test, "ok NAME" or "not ok NAME: why", then "e2e-done".
+# usage: run_e2e.sh BIN_DIR [maps|c]
+# The policies are compiled with the given backend (maps by default); every test must pass
+# under both. Prints one line per test, "ok NAME" or "not ok NAME: why", then "e2e-done".
 set -u
 
-bin=$(cd "${1:?usage: run_e2e.sh BIN_DIR}" && pwd)
+bin=$(cd "${1:?usage: run_e2e.sh BIN_DIR [maps|c]}" && pwd)
+backend=${2:-maps}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 W=/tmp/bw-e2e
 out=$W/out
@@ -34,7 +36,7 @@ setup() {
     cp /usr/bin/true "$W/denied/bin/true"
     cp "$here/deep_path.py" "$W/shared/deep_path.py"
     for p in base only-a only-b; do
-        bwc "$here/policies/$p.bwp" -o "$W/$p.o" || return 1
+        bwc "$here/policies/$p.bwp" --backend="$backend" -o "$W/$p.o" || return 1
     done
 }
 
@@ -307,7 +309,7 @@ test_program_not_found() {
     expect_status 127 && grep -q "cannot run /usr/bin/does-not-exist" "$out/stderr" || fail "$(cat "$out/stderr")"
 }
 
-echo "kernel $(uname -r), LSMs $(cat /sys/kernel/security/lsm)"
+echo "kernel $(uname -r), LSMs $(cat /sys/kernel/security/lsm), backend $backend"
 if ! setup; then
     echo "not ok setup: policies did not compile"
     echo "e2e-done"

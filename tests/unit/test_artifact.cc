@@ -8,9 +8,6 @@
 #include <fstream>
 #include <iterator>
 
-namespace bw::embedded {
-extern const std::span<const std::byte> generic_bpf;
-}
 
 using namespace bw;
 
@@ -36,7 +33,7 @@ std::string build(const test::TempDir& dir, const std::string& text, const std::
     auto compiled = run_pipeline(src, c, test::test_options(), dump);
     REQUIRE(compiled);
     const auto path = (dir.path() / out).string();
-    REQUIRE(run_write_artifact(*compiled, path, embedded::generic_bpf, c));
+    REQUIRE(run_write_artifact(*compiled, path, c));
     return path;
 }
 
@@ -144,9 +141,9 @@ TEST_CASE("a failed write leaves no file behind")
     std::string dump;
     auto compiled = run_pipeline(src, c, test::test_options(), dump);
     REQUIRE(compiled);
-    const std::byte not_elf[] = {std::byte{1}, std::byte{2}, std::byte{3}};
+    compiled->program = {std::byte{1}, std::byte{2}, std::byte{3}}; // not ELF
     const auto out = (dir.path() / "web.o").string();
-    CHECK_FALSE(run_write_artifact(*compiled, out, not_elf, c));
+    CHECK_FALSE(run_write_artifact(*compiled, out, c));
     CHECK(c.diags.all().back().kind == DiagKind::OutputWriteFailed);
     CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) == 1); // only web.bwp
 }

@@ -126,8 +126,7 @@ TEST_CASE("input that is not a policy file is reported, not crashed on")
     {
         auto r = test::compile_text("policy \"p\" {\n default deny\n}\n");
         REQUIRE(r.compiled);
-        const std::byte program[] = {std::byte{0}};
-        CHECK_FALSE(run_write_artifact(*r.compiled, "/nonexistent-dir/p.o", program, *r.compilation));
+        CHECK_FALSE(run_write_artifact(*r.compiled, "/nonexistent-dir/p.o", *r.compilation));
         actual(r.diags());
     }
     SECTION("a file over the size limit")

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What every enforcement program shares, whichever backend built it: the sandbox table
+ * keyed by cgroup id, the per-sandbox denial ring buffers, the per-task path buffer and
+ * the denial report. A program includes this, defines how it walks and decides (see
+ * hooks/file_open.bpf.h for the contract), then includes the hooks it needs.
+ */
+#ifndef BUMBLEWRAP_COMMON_BPF_H
+#define BUMBLEWRAP_COMMON_BPF_H
+
+#include "kernel.h"
+#include "bumblewrap.h"
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_SANDBOXES);
+	__type(key, __u64);
+	__type(value, struct bw_sandbox);
+} bw_sandboxes SEC(".maps");
+
+/* cgroup id -> that sandbox's denial ring buffer, read by its bwrun. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, BW_MAX_SANDBOXES);
+	__type(key, __u64);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_RINGBUF);
+		__uint(max_entries, BW_EVENTS_BYTES);
+	});
+} bw_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bw_scratch);
+} bw_scratch SEC(".maps");
+
+/* A walk of one path through the sandbox's automaton. */
+struct bw_walk {
+	const char *path;
+	const struct bw_sandbox *sandbox;
+	void *trans;   /* the transition table, when it is a per-sandbox map */
+	void *accepts; /* the per-state decisions, when they are a per-sandbox map */
+	__u32 state;
+	__u32 failed;
+};
+
+/* The decision for `kind` from a state's row of decisions (NONE: the default decides). */
+static __always_inline __u32 bw_accept_decide(const struct bw_accept *a,
+					      const struct bw_sandbox *sandbox, __u32 kind,
+					      __u32 *rule)
+{
+	*rule = sandbox->default_rule;
+	if (kind >= BW_ACCESS_KINDS)
+		return BW_DECISION_DENY;
+	/* A state without its decisions fails closed. */
+	if (!a)
+		return BW_DECISION_DENY;
+	if (a->decision[kind] == BW_DECISION_NONE)
+		return sandbox->default_decision;
+	*rule = a->rule[kind];
+	return a->decision[kind];
+}
+
+static void bw_report(__u64 cgid, const char *path, long len, __u32 access, __u32 rule)
+{
+	struct bw_event *e;
+	void *ring;
+
+	ring = bpf_map_lookup_elem(&bw_events, &cgid);
+	if (!ring)
+		return;
+	e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
+	if (!e)
+		return;
+	e->cgroup_id = cgid;
+	e->pid = (__u32)bpf_get_current_pid_tgid();
+	e->tgid = bpf_get_current_pid_tgid() >> 32;
+	e->rule_id = rule;
+	e->access = access;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	if (len < 0) {
+		e->path_error = (__s32)len;
+		e->path_len = 0;
+	} else {
+		e->path_error = 0;
+		/* len counts the NUL; the mask only convinces the verifier. */
+		e->path_len = (len - 1) & (BW_PATH_MAX - 1);
+		bpf_probe_read_kernel(e->path, e->path_len, path);
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
+#endif /* BUMBLEWRAP_COMMON_BPF_H */

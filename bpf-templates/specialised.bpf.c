@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The template of the specialised backend (bwc --backend=c): bwc generates bw_policy.h
+ * from one policy and compiles this file with it, in-process. One program per policy,
+ * shared by every sandbox that runs that policy.
+ *
+ * Compared with generic.bpf.c, the policy's shape is compiled in: the byte classes and
+ * the row width are constants, the decisions are code rather than a table, the
+ * transitions sit in one array map of exactly the policy's size (filled by bwrun from
+ * the artifact), and only the hooks the policy needs are present. A policy with more
+ * distinct decisions than code can hold (BPF jumps reach 32,767 instructions) keeps
+ * them in a second array map instead.
+ *
+ * bw_policy.h defines:
+ *   BW_POLICY_NCLASSES, BW_POLICY_NSTATES	the automaton's shape
+ *   BW_POLICY_DEFAULT_DECISION, BW_POLICY_DEFAULT_RULE
+ *   BW_HOOK_<NAME>				1 for each hook the policy needs
+ *   bw_policy_classes[256]			byte -> class
+ *   BW_POLICY_INLINE_DECISIONS			1 when it also defines
+ *   __u64 bw_policy_decision(__u32 state, __u32 kind)
+ *	decision | rule << 8 for a path ending in `state`
+ */
+#include "common.bpf.h"
+
+/* What bw_policy_decision returns: the decision and the rule that made it. */
+#define BW_VERDICT(decision, rule) ((__u64)(rule) << 8 | (decision))
+
+#include "bw_policy.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BW_POLICY_NSTATES * BW_POLICY_NCLASSES);
+	__type(key, __u32);
+	__type(value, __u32);
+} bw_trans SEC(".maps");
+
+static int bw_policy_tables(struct bw_walk *w, __u64 cgid)
+{
+	return 0;
+}
+
+/* One byte of the walk; as in generic.bpf.c, it stops at a dead or absorbing state. */
+static long bw_policy_step(__u64 i, void *ctx)
+{
+	struct bw_walk *w = ctx;
+	unsigned char c;
+	__u32 index, *next;
+
+	if (i >= BW_PATH_MAX)
+		return 1;
+	c = w->path[i];
+	if (c == 0)
+		return 1;
+	index = w->state * BW_POLICY_NCLASSES + bw_policy_classes[c];
+	next = bpf_map_lookup_elem(&bw_trans, &index);
+	if (!next) {
+		w->failed = 1;
+		return 1;
+	}
+	w->state = *next & ~BW_ABSORBING;
+	return w->state == BW_DEAD_STATE || (*next & BW_ABSORBING);
+}
+
+#if BW_POLICY_INLINE_DECISIONS
+static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
+{
+	__u64 d = bw_policy_decision(w->state, kind);
+
+	*rule = d >> 8;
+	return d & 0xff;
+}
+#else
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BW_POLICY_NSTATES);
+	__type(key, __u32);
+	__type(value, struct bw_accept);
+} bw_accepts SEC(".maps");
+
+static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
+{
+	return bw_accept_decide(bpf_map_lookup_elem(&bw_accepts, &w->state), w->sandbox, kind, rule);
+}
+#endif
+
+#if BW_HOOK_FILE_OPEN
+#include "hooks/file_open.bpf.h"
+#endif

@@ -1,0 +1,235 @@
+#include "backend_c/backend_c.h"
+
+#include "backend_c/clang_compile.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <numeric>
+#include <unordered_map>
+
+namespace bw {
+
+namespace {
+
+// Which access kinds each hook decides, in the order the template knows them.
+struct Hook {
+    const char* name;
+    const char* macro;
+    ir::AccessMask accesses;
+};
+constexpr Hook kHooks[] = {
+    {"file_open", "BW_HOOK_FILE_OPEN",
+     ir::bit(ir::Access::Read) | ir::bit(ir::Access::Write) | ir::bit(ir::Access::Append) |
+         ir::bit(ir::Access::Exec)},
+};
+
+bool same_decisions(const StateAccept& a, const StateAccept& b)
+{
+    return a.decision == b.decision && a.rule == b.rule;
+}
+
+bool fewer_decisions(const StateAccept& a, const StateAccept& b)
+{
+    return std::tie(a.decision, a.rule) < std::tie(b.decision, b.rule);
+}
+
+// Renumbers the states so that states with the same decisions are adjacent; the dead and
+// the start state keep their numbers, which the kernel side relies on.
+Automaton group_by_decisions(const Automaton& a)
+{
+    std::vector<std::uint32_t> order(a.nstates);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin() + BW_START_STATE + 1, order.end(), [&](std::uint32_t x, std::uint32_t y) {
+        return fewer_decisions(a.accepts[x], a.accepts[y]);
+    });
+    std::vector<std::uint32_t> renumbered(a.nstates);
+    for (std::uint32_t i = 0; i < a.nstates; ++i)
+        renumbered[order[i]] = i;
+
+    Automaton out = a;
+    for (std::uint32_t i = 0; i < a.nstates; ++i) {
+        const auto old = order[i];
+        out.accepts[i] = a.accepts[old];
+        for (std::uint32_t c = 0; c < a.nclasses; ++c)
+            out.trans[std::size_t{i} * a.nclasses + c] = renumbered[a.trans[std::size_t{old} * a.nclasses + c]];
+    }
+    return out;
+}
+
+// About 7 BPF instructions per range: 2,048 keep every jump within the 16-bit offsets of
+// BPF branches, and clang's compile time near a second.
+constexpr std::size_t kMaxInlineRanges = 2048;
+
+struct Range {
+    std::uint32_t first = 0; // states [first, last]
+    std::uint32_t last = 0;
+};
+
+std::vector<Range> decision_ranges(const Automaton& a)
+{
+    std::vector<Range> ranges;
+    for (std::uint32_t s = 0; s < a.nstates; ++s) {
+        if (!ranges.empty() && same_decisions(a.accepts[ranges.back().last], a.accepts[s]))
+            ranges.back().last = s;
+        else
+            ranges.push_back({s, s});
+    }
+    return ranges;
+}
+
+// Text safe inside a C comment: no `*/`, no line breaks, no trigraph or splice tricks.
+std::string comment_safe(std::string_view text)
+{
+    std::string out;
+    for (const char c : text) {
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                           std::string_view("/._-+:@ ").find(c) != std::string_view::npos;
+        out += plain ? c : '?';
+    }
+    return out;
+}
+
+const char* access_macro(std::size_t kind)
+{
+    static constexpr const char* kNames[ir::kAccessKinds] = {
+        "BW_ACCESS_READ",   "BW_ACCESS_WRITE",  "BW_ACCESS_APPEND",   "BW_ACCESS_EXEC",
+        "BW_ACCESS_CREATE", "BW_ACCESS_DELETE", "BW_ACCESS_RENAME",   "BW_ACCESS_LINK",
+        "BW_ACCESS_METADATA", "BW_ACCESS_ATTR", "BW_ACCESS_IOCTL"};
+    return kNames[kind];
+}
+
+// bw_policy_decision: one `case` per range of states that decides something, the rest
+// falls to the default. clang lowers the switch to a binary search on the state.
+class DecisionWriter {
+public:
+    explicit DecisionWriter(const ir::Policy& policy)
+    {
+        for (const auto& r : policy.rules)
+            origins_.emplace(r.id, &r.origin);
+    }
+
+    std::string function(const Automaton& a, const std::vector<Range>& ranges)
+    {
+        out_ = "/* decision | rule << 8 for a path that ends in `state`, asked for `kind` */\n"
+               "__noinline __u64 bw_policy_decision(__u32 state, __u32 kind)\n{\n\tswitch (state) {\n";
+        for (const auto& r : ranges)
+            leaf(a.accepts[r.first], r);
+        out_ += "\t}\n\treturn BW_VERDICT(BW_POLICY_DEFAULT_DECISION, BW_POLICY_DEFAULT_RULE);\n}\n";
+        return std::move(out_);
+    }
+
+private:
+    void leaf(const StateAccept& accept, const Range& r)
+    {
+        if (std::all_of(accept.decision.begin(), accept.decision.end(),
+                        [](std::uint8_t d) { return d == BW_DECISION_NONE; }))
+            return;
+        out_ += r.first == r.last ? fmt::format("\tcase {}:\n", r.first)
+                                  : fmt::format("\tcase {} ... {}:\n", r.first, r.last);
+        out_ += "\t\tswitch (kind) {\n";
+        for (std::size_t k = 0; k < ir::kAccessKinds; ++k) {
+            if (accept.decision[k] == BW_DECISION_NONE)
+                continue;
+            out_ += fmt::format("\t\tcase {}: {}\n\t\t\treturn BW_VERDICT({}, {});\n", access_macro(k),
+                                where(accept.rule[k]),
+                                accept.decision[k] == BW_DECISION_ALLOW ? "BW_DECISION_ALLOW" : "BW_DECISION_DENY",
+                                accept.rule[k]);
+        }
+        out_ += "\t\t}\n\t\tbreak;\n";
+    }
+
+    std::string where(ir::RuleId id) const
+    {
+        const auto it = origins_.find(id);
+        if (it == origins_.end())
+            return fmt::format("/* rule #{} */", id);
+        return fmt::format("/* rule #{}, {}:{} */", id, comment_safe(it->second->file), it->second->line);
+    }
+
+    std::unordered_map<ir::RuleId, const ir::Provenance*> origins_;
+    std::string out_;
+};
+
+// A hook is needed when one of its access kinds can be denied.
+bool needed(const Hook& hook, const ir::Policy& policy, const Automaton& a)
+{
+    if (policy.path_default.decision == ir::Decision::Deny)
+        return true;
+    return std::any_of(a.accepts.begin(), a.accepts.end(), [&](const StateAccept& s) {
+        for (std::size_t k = 0; k < ir::kAccessKinds; ++k) {
+            if ((hook.accesses & (1u << k)) && s.decision[k] == BW_DECISION_DENY)
+                return true;
+        }
+        return false;
+    });
+}
+
+std::string classes_table(const Automaton& a)
+{
+    std::string out = "static const __u8 bw_policy_classes[256] = {\n";
+    for (std::size_t b = 0; b < 256; b += 16) {
+        out += "\t";
+        for (std::size_t i = b; i < b + 16; ++i)
+            out += fmt::format("{}{}", a.classes[i], i + 1 < b + 16 ? ", " : ",\n");
+    }
+    return out + "};\n";
+}
+
+} // namespace
+
+CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
+{
+    const auto grouped = group_by_decisions(automaton);
+    const auto ranges = decision_ranges(grouped);
+
+    CProgram p;
+    p.decision_ranges = ranges.size();
+    p.tables = run_backend_maps(policy, grouped);
+    std::string& h = p.header;
+    h += fmt::format("/* bw_policy.h: generated by bwc from policy \"{}\" for specialised.bpf.c; do not edit.\n"
+                     " * {} states, {} byte classes, {} ranges of states with the same decisions. */\n",
+                     comment_safe(policy.name), grouped.nstates, grouped.nclasses, ranges.size());
+    h += fmt::format("#define BW_POLICY_NCLASSES {}\n#define BW_POLICY_NSTATES {}\n", grouped.nclasses,
+                     grouped.nstates);
+    h += fmt::format("#define BW_POLICY_DEFAULT_DECISION {}\n#define BW_POLICY_DEFAULT_RULE {}\n",
+                     policy.path_default.decision == ir::Decision::Allow ? "BW_DECISION_ALLOW" : "BW_DECISION_DENY",
+                     policy.path_default.id);
+    for (const auto& hook : kHooks) {
+        const bool on = needed(hook, policy, grouped);
+        h += fmt::format("#define {} {}\n", hook.macro, on ? 1 : 0);
+        if (on)
+            p.hooks.emplace_back(hook.name);
+    }
+    h += "\n" + classes_table(grouped) + "\n";
+    p.inline_decisions = ranges.size() <= kMaxInlineRanges;
+    if (p.inline_decisions) {
+        h += "#define BW_POLICY_INLINE_DECISIONS 1\n\n";
+        h += DecisionWriter(policy).function(grouped, ranges);
+    } else {
+        h += fmt::format("/* {} ranges: more than the {} inlined, so the decisions are a map. */\n"
+                         "#define BW_POLICY_INLINE_DECISIONS 0\n",
+                         ranges.size(), kMaxInlineRanges);
+    }
+    return p;
+}
+
+std::optional<std::vector<std::byte>> run_compile_c(const CProgram& program, Diagnostics& diags)
+{
+    auto object = backend_c::compile_bpf(program.header);
+    if (const auto* failure = std::get_if<backend_c::CompileFailure>(&object)) {
+        diags.report(DiagKind::SpecialisedCompileFailed, SourceLocation{}, failure->message)
+            .hints.push_back("this is a bwc bug: compile with --backend=maps meanwhile, and report it with the policy");
+        return std::nullopt;
+    }
+    return std::move(std::get<std::vector<std::byte>>(object));
+}
+
+std::string dump(const CProgram& program)
+{
+    return "/* bpf-templates/specialised.bpf.c includes this file; hooks: " +
+           (program.hooks.empty() ? std::string("none") : fmt::format("{}", fmt::join(program.hooks, ", "))) +
+           " */\n" + program.header;
+}
+
+} // namespace bw
