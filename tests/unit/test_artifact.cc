@@ -61,6 +61,34 @@ TEST_CASE("an artifact reads back with its tables, rules and provenance")
           std::size_t{a.policy.tables.sandbox.nstates} * a.policy.tables.sandbox.nclasses);
 }
 
+TEST_CASE("the maps backend's minimum kernel is the newest release among its features")
+{
+    const auto k = kernel_requirements();
+    REQUIRE_FALSE(k.features.empty());
+    std::string newest = "0";
+    for (const auto& f : k.features) {
+        CHECK_FALSE(f.why.empty());
+        if (artifact::kernel_older(newest, f.since))
+            newest = f.since;
+    }
+    CHECK(newest == k.min_kernel);
+    CHECK_THAT(k.why, Catch::Contains("6.1") && Catch::Contains("6.12"));
+}
+
+TEST_CASE("kernel releases compare by their leading numbers")
+{
+    CHECK(artifact::kernel_older("5.15.0-91-generic", "5.17"));
+    CHECK(artifact::kernel_older("5.4", "5.17"));
+    CHECK(artifact::kernel_older("4.19.0", "5.7"));
+    CHECK_FALSE(artifact::kernel_older("5.17", "5.17"));
+    CHECK_FALSE(artifact::kernel_older("5.17.0-rc3", "5.17"));
+    CHECK_FALSE(artifact::kernel_older("6.1.0-18-amd64", "5.17"));
+    CHECK_FALSE(artifact::kernel_older("6.12.9+bpo-amd64", "5.17"));
+    CHECK_FALSE(artifact::kernel_older("10.0", "5.17"));
+    CHECK_FALSE(artifact::kernel_older("", "5.17"));
+    CHECK_FALSE(artifact::kernel_older("unknown", "5.17"));
+}
+
 TEST_CASE("compiling the same input twice gives identical bytes")
 {
     test::TempDir dir;
