@@ -114,7 +114,8 @@ std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, co
 bool run_write_artifact(const Compiled& compiled, const std::string& output, std::span<const std::byte> program,
                         Compilation& c)
 {
-    const auto data = artifact::make_policy_data(compiled.policy, compiled.tables, BW_VERSION_STRING);
+    const auto data = artifact::make_policy_data(compiled.policy, c.sources, artifact::Backend::Maps, compiled.tables,
+                                                 kernel_requirements(), BW_VERSION_STRING);
     const auto written = artifact::write(output, program, data);
     if (const auto* e = std::get_if<artifact::Error>(&written)) {
         c.diags.report(DiagKind::OutputWriteFailed, SourceLocation{}, output, e->message);
