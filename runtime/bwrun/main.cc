@@ -226,12 +226,14 @@ int supervise(pid_t pid, int pidfd, int signal_fd, ring_buffer* ring, EventConte
 
 int run(const Options& o)
 {
-    if (geteuid() != 0)
-        throw rt::Failure("bwrun must run as root: it loads BPF programs and creates cgroups");
+    // The artifact first: one from another format version is named as such, whoever runs
+    // bwrun and whatever the kernel supports.
     const auto read = artifact::read(o.artifact);
     if (const auto* e = std::get_if<artifact::Error>(&read))
         throw rt::Failure(e->message);
     const auto& art = std::get<artifact::Artifact>(read);
+    if (geteuid() != 0)
+        throw rt::Failure("bwrun must run as root: it loads BPF programs and creates cgroups");
     if (const auto lsms = rt::active_lsms(); lsms && lsms->find("bpf") == std::string::npos)
         throw rt::Failure(rt::bpf_lsm_missing_message(lsms));
 

@@ -71,7 +71,8 @@ bool is_loaded(const std::string& dir)
     return access((dir + "/" + kLinkPin).c_str(), F_OK) == 0;
 }
 
-void load_and_pin(std::span<const std::byte> elf, const std::string& dir)
+// `min_kernel` is the artifact's minimum Linux version, named when a load fails on an older one.
+void load_and_pin(std::span<const std::byte> elf, const std::string& min_kernel, const std::string& dir)
 {
     // A load that died half-way leaves maps without the link: start over.
     remove_pins(dir);
@@ -87,7 +88,10 @@ void load_and_pin(std::span<const std::byte> elf, const std::string& dir)
         const auto lsms = active_lsms();
         if (err == -EPERM || err == -EINVAL || (lsms && lsms->find("bpf") == std::string::npos))
             throw Failure(bpf_lsm_missing_message(lsms));
-        fail_errno("cannot load the enforcement program (run with LIBBPF_LOG=debug for the verifier log)", -err);
+        fail_errno(fmt::format("cannot load the enforcement program on {} (run with LIBBPF_LOG=debug for the "
+                               "verifier log)",
+                               running_kernel(min_kernel)),
+                   -err);
     }
     for (const char* name : kMapNames) {
         bpf_map* map = bpf_object__find_map_by_name(obj, name);
@@ -172,7 +176,7 @@ Enforcer Enforcer::open(const artifact::Artifact& artifact)
     ensure_bpffs();
     make_private_dir(kPinRoot);
     if (!is_loaded(dir))
-        load_and_pin(artifact.elf, dir);
+        load_and_pin(artifact.elf, artifact.policy.kernel.min_kernel, dir);
     return Enforcer(dir, pinned(dir, kMapNames[0]), pinned(dir, kMapNames[1]), pinned(dir, kMapNames[2]),
                     pinned(dir, kMapNames[3]));
 }
