@@ -1,5 +1,8 @@
 #include "artifact/artifact.h"
 
+#include "artifact/ir_codec.h"
+#include "source/sha256.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -7,6 +10,7 @@
 #include <fstream>
 #include <gelf.h>
 #include <libelf.h>
+#include <optional>
 #include <unistd.h>
 
 namespace bw::artifact {
@@ -14,75 +18,6 @@ namespace bw::artifact {
 namespace {
 
 constexpr char kMagic[8] = {'B', 'W', 'P', 'O', 'L', 'I', 'C', 'Y'};
-
-class Writer {
-public:
-    void bytes(const void* p, std::size_t n)
-    {
-        const auto* b = static_cast<const std::byte*>(p);
-        out_.insert(out_.end(), b, b + n);
-    }
-    void u32(std::uint32_t v) { bytes(&v, sizeof v); } // little-endian hosts only (BPF target)
-    void str(const std::string& s)
-    {
-        u32(static_cast<std::uint32_t>(s.size()));
-        bytes(s.data(), s.size());
-    }
-    std::vector<std::byte> take() { return std::move(out_); }
-
-private:
-    std::vector<std::byte> out_;
-};
-
-// Every read is bounds-checked; the first failure sticks and later reads yield zeros.
-class Reader {
-public:
-    explicit Reader(std::span<const std::byte> in) : in_(in) {}
-
-    bool bytes(void* p, std::size_t n)
-    {
-        if (!ok_ || n > in_.size() - pos_) {
-            ok_ = false;
-            std::memset(p, 0, n);
-            return false;
-        }
-        std::memcpy(p, in_.data() + pos_, n);
-        pos_ += n;
-        return true;
-    }
-    std::uint32_t u32()
-    {
-        std::uint32_t v = 0;
-        bytes(&v, sizeof v);
-        return v;
-    }
-    std::string str()
-    {
-        const auto n = u32();
-        if (!ok_ || n > in_.size() - pos_) {
-            ok_ = false;
-            return {};
-        }
-        std::string s(reinterpret_cast<const char*>(in_.data() + pos_), n);
-        pos_ += n;
-        return s;
-    }
-    // A count of items of `item_size` bytes that the rest of the input can hold.
-    std::uint32_t count(std::size_t item_size)
-    {
-        const auto n = u32();
-        if (ok_ && std::size_t{n} * item_size > in_.size() - pos_)
-            ok_ = false;
-        return ok_ ? n : 0;
-    }
-    bool ok() const { return ok_; }
-    bool at_end() const { return pos_ == in_.size(); }
-
-private:
-    std::span<const std::byte> in_;
-    std::size_t pos_ = 0;
-    bool ok_ = true;
-};
 
 // FNV-1a, for identity rather than security.
 void fnv1a(std::uint64_t& h, const void* p, std::size_t n)
@@ -101,31 +36,84 @@ std::string errno_text()
 
 } // namespace
 
-const RuleRecord* PolicyData::rule(ir::RuleId id) const
+std::string_view name(Backend backend)
 {
-    for (const auto& r : rules) {
-        if (r.id == id)
-            return &r;
-    }
-    return nullptr;
+    return backend == Backend::Maps ? "maps (generic program)" : "c (specialised program)";
 }
 
-PolicyData make_policy_data(const ir::Policy& policy, MapTables tables, std::string bwc_version)
+const ir::Provenance* PolicyData::rule(ir::RuleId id) const
+{
+    return ir::find_origin(ir, id);
+}
+
+PolicyData make_policy_data(const ir::Policy& policy, const SourceManager& sources, Backend backend,
+                            MapTables tables, KernelRequirements kernel, std::string bwc_version)
 {
     PolicyData data;
     data.bwc_version = std::move(bwc_version);
-    data.policy_name = policy.name;
-    data.source_files = policy.files;
+    data.backend = backend;
+    for (FileId id = 0; id < sources.size(); ++id) {
+        const auto& file = sources.file(id);
+        data.sources.push_back(SourceRecord{file.name, sha256_hex(file.text)});
+    }
+    data.kernel = std::move(kernel);
     data.tables = std::move(tables);
-    auto add = [&](ir::RuleId id, ir::Decision decision, const ir::Provenance& o) {
-        data.rules.push_back(RuleRecord{id, decision, o.file, o.line, o.column, o.text});
-    };
-    for (const auto* d : {&policy.path_default, &policy.net_default, &policy.syscall_default})
-        add(d->id, d->decision, d->origin);
-    for (const auto& r : policy.rules)
-        add(r.id, r.decision, r.origin);
+    data.ir = policy;
     return data;
 }
+
+namespace {
+
+void put(Writer& w, const KernelRequirements& k)
+{
+    w.str(k.min_kernel);
+    w.str(k.why);
+    w.count(k.features.size());
+    for (const auto& f : k.features) {
+        w.str(f.name);
+        w.str(f.since);
+        w.str(f.why);
+    }
+}
+
+KernelRequirements get_kernel(Reader& r)
+{
+    KernelRequirements k;
+    k.min_kernel = r.str();
+    k.why = r.str();
+    for (auto n = r.count(3 * sizeof(std::uint32_t)); n > 0 && r.ok(); --n) {
+        auto& f = k.features.emplace_back();
+        f.name = r.str();
+        f.since = r.str();
+        f.why = r.str();
+    }
+    return k;
+}
+
+bool is_sha256_hex(std::string_view s)
+{
+    return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+// The kernel trusts these shapes; check them here rather than fail closed at run time.
+std::optional<Error> check_tables(const MapTables& t)
+{
+    const auto& sb = t.sandbox;
+    if (sb.nclasses == 0 || sb.nclasses > 256 || sb.nstates < 2 ||
+        t.trans.size() != std::size_t{sb.nclasses} * sb.nstates || t.accepts.size() != sb.nstates)
+        return Error{"policy tables are inconsistent"};
+    for (const auto next : t.trans) {
+        if ((next & ~BW_ABSORBING) >= sb.nstates)
+            return Error{"policy tables are inconsistent (transition out of range)"};
+    }
+    for (const auto cls : sb.classes) {
+        if (cls >= sb.nclasses)
+            return Error{"policy tables are inconsistent (byte class out of range)"};
+    }
+    return std::nullopt;
+}
+
+} // namespace
 
 std::vector<std::byte> encode(const PolicyData& data)
 {
@@ -133,26 +121,20 @@ std::vector<std::byte> encode(const PolicyData& data)
     w.bytes(kMagic, sizeof kMagic);
     w.u32(data.format_version);
     w.u32(data.abi_version);
-    w.u32(static_cast<std::uint32_t>(data.backend));
     w.str(data.bwc_version);
-    w.str(data.policy_name);
-    w.u32(static_cast<std::uint32_t>(data.source_files.size()));
-    for (const auto& f : data.source_files)
-        w.str(f);
-    w.bytes(&data.tables.sandbox, sizeof data.tables.sandbox);
-    w.u32(static_cast<std::uint32_t>(data.tables.trans.size()));
-    w.bytes(data.tables.trans.data(), data.tables.trans.size() * sizeof(std::uint32_t));
-    w.u32(static_cast<std::uint32_t>(data.tables.accepts.size()));
-    w.bytes(data.tables.accepts.data(), data.tables.accepts.size() * sizeof(bw_accept));
-    w.u32(static_cast<std::uint32_t>(data.rules.size()));
-    for (const auto& r : data.rules) {
-        w.u32(r.id);
-        w.u32(static_cast<std::uint32_t>(r.decision));
-        w.str(r.file);
-        w.u32(r.line);
-        w.u32(r.column);
-        w.str(r.text);
+    w.u32(static_cast<std::uint32_t>(data.backend));
+    w.count(data.sources.size());
+    for (const auto& f : data.sources) {
+        w.str(f.name);
+        w.str(f.sha256);
     }
+    put(w, data.kernel);
+    w.bytes(&data.tables.sandbox, sizeof data.tables.sandbox);
+    w.count(data.tables.trans.size());
+    w.bytes(data.tables.trans.data(), data.tables.trans.size() * sizeof(std::uint32_t));
+    w.count(data.tables.accepts.size());
+    w.bytes(data.tables.accepts.data(), data.tables.accepts.size() * sizeof(bw_accept));
+    w.blob(encode_ir(data.ir));
     return w.take();
 }
 
@@ -162,6 +144,8 @@ std::variant<PolicyData, Error> decode(std::span<const std::byte> bytes)
     char magic[sizeof kMagic];
     if (!r.bytes(magic, sizeof magic) || std::memcmp(magic, kMagic, sizeof magic) != 0)
         return Error{"not a bumblewrap policy section (bad magic)"};
+    // The magic and these two numbers keep their place in every format version, so that
+    // an artifact from another version is named as such.
     PolicyData d;
     d.format_version = r.u32();
     if (r.ok() && d.format_version != kFormatVersion)
@@ -173,45 +157,35 @@ std::variant<PolicyData, Error> decode(std::span<const std::byte> bytes)
         return Error{fmt::format("policy was built for BPF ABI {} but this build uses ABI {}; "
                                  "recompile the policy with this bwc",
                                  d.abi_version, BW_ABI_VERSION)};
-    const auto backend = r.u32();
-    if (r.ok() && backend > static_cast<std::uint32_t>(Backend::C))
-        return Error{fmt::format("policy names an unknown backend ({})", backend)};
-    d.backend = static_cast<Backend>(backend);
     d.bwc_version = r.str();
-    d.policy_name = r.str();
-    for (auto n = r.count(sizeof(std::uint32_t)); n > 0; --n)
-        d.source_files.push_back(r.str());
+    const auto backend = r.u32();
+    if (backend > static_cast<std::uint32_t>(Backend::C))
+        r.fail(fmt::format("backend {} is out of range", backend));
+    d.backend = static_cast<Backend>(backend);
+    for (auto n = r.count(2 * sizeof(std::uint32_t)); n > 0 && r.ok(); --n) {
+        auto& f = d.sources.emplace_back();
+        f.name = r.str();
+        f.sha256 = r.str();
+        if (r.ok() && !is_sha256_hex(f.sha256))
+            r.fail(fmt::format("the SHA-256 of {:?} is malformed", f.name));
+    }
+    d.kernel = get_kernel(r);
     r.bytes(&d.tables.sandbox, sizeof d.tables.sandbox);
     d.tables.trans.resize(r.count(sizeof(std::uint32_t)));
     r.bytes(d.tables.trans.data(), d.tables.trans.size() * sizeof(std::uint32_t));
     d.tables.accepts.resize(r.count(sizeof(bw_accept)));
     r.bytes(d.tables.accepts.data(), d.tables.accepts.size() * sizeof(bw_accept));
-    for (auto n = r.count(6 * sizeof(std::uint32_t)); n > 0; --n) {
-        RuleRecord rule;
-        rule.id = r.u32();
-        rule.decision = r.u32() == BW_DECISION_ALLOW ? ir::Decision::Allow : ir::Decision::Deny;
-        rule.file = r.str();
-        rule.line = r.u32();
-        rule.column = r.u32();
-        rule.text = r.str();
-        d.rules.push_back(std::move(rule));
-    }
-    if (!r.ok() || !r.at_end())
-        return Error{"policy section is truncated or corrupt"};
-
-    // The kernel trusts these shapes; check them here rather than fail closed at run time.
-    const auto& sb = d.tables.sandbox;
-    if (sb.nclasses == 0 || sb.nclasses > 256 || sb.nstates < 2 ||
-        d.tables.trans.size() != std::size_t{sb.nclasses} * sb.nstates || d.tables.accepts.size() != sb.nstates)
-        return Error{"policy tables are inconsistent"};
-    for (const auto next : d.tables.trans) {
-        if ((next & ~BW_ABSORBING) >= sb.nstates)
-            return Error{"policy tables are inconsistent (transition out of range)"};
-    }
-    for (const auto cls : sb.classes) {
-        if (cls >= sb.nclasses)
-            return Error{"policy tables are inconsistent (byte class out of range)"};
-    }
+    const auto ir_bytes = r.blob();
+    if (r.ok() && !r.at_end())
+        r.fail("trailing bytes");
+    if (!r.ok())
+        return Error{fmt::format("policy section is truncated or corrupt ({})", r.error())};
+    if (auto e = check_tables(d.tables))
+        return *e;
+    auto ir = decode_ir(ir_bytes);
+    if (auto* e = std::get_if<Error>(&ir))
+        return *e;
+    d.ir = std::move(std::get<ir::Policy>(ir));
     return d;
 }
 
@@ -285,6 +259,13 @@ std::variant<std::monostate, Error> write(const std::string& path, std::span<con
     if (rename(tmp.c_str(), path.c_str()) != 0)
         return fail(errno_text());
     return std::monostate{};
+}
+
+bool is_elf_file(const std::string& path)
+{
+    char head[SELFMAG] = {};
+    std::ifstream in(path, std::ios::binary);
+    return in.read(head, sizeof head) && std::memcmp(head, ELFMAG, SELFMAG) == 0;
 }
 
 std::variant<Artifact, Error> read(const std::string& path)

@@ -1,53 +1,55 @@
-// policy.o: the generic BPF program's ELF object plus one extra section, `.bw.policy`,
-// holding the policy's map tables and its rule table with provenance. bwc writes it;
-// bwrun, bwctl and `bwc inspect` read it.
+// policy.o: the BPF program's ELF object plus one extra section, `.bw.policy`, holding
+// what produced it (bwc, backend, the sources and their SHA-256), what the program needs
+// of the kernel, the policy's map tables, and the whole IR. bwc writes it; bwrun and
+// `bwc inspect` and `bwc query` read it.
 #pragma once
 
+#include "artifact/codec.h"
+#include "artifact/features.h"
 #include "backend_maps/backend_maps.h"
 #include "ir/ir.h"
+#include "source/source.h"
 
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
 namespace bw::artifact {
 
-inline constexpr std::uint32_t kFormatVersion = 1;
+inline constexpr std::uint32_t kFormatVersion = 2;
 inline constexpr const char* kSectionName = ".bw.policy";
 
-// Which backend built the program: the generic one with per-sandbox tables, or a
-// specialised one with the policy compiled in (its transitions still come from `tables`).
+// The compiler backend that produced the program. Both fill the same map tables.
 enum class Backend : std::uint32_t { Maps = 0, C = 1 };
+std::string_view name(Backend backend);
 
-struct RuleRecord {
-    ir::RuleId id = 0;
-    ir::Decision decision = ir::Decision::Deny;
-    std::string file;
-    std::uint32_t line = 0;
-    std::uint32_t column = 0;
-    std::string text; // the rule as written; "default deny" for the default
+struct SourceRecord {
+    std::string name;   // as bwc named it
+    std::string sha256; // lowercase hex, of the bytes bwc read
 };
 
 struct PolicyData {
     std::uint32_t format_version = kFormatVersion;
     std::uint32_t abi_version = BW_ABI_VERSION;
-    Backend backend = Backend::Maps;
     std::string bwc_version;
-    std::string policy_name;
-    std::vector<std::string> source_files;
+    Backend backend = Backend::Maps;
+    std::vector<SourceRecord> sources; // every file bwc read, the main one first
+    KernelRequirements kernel;
     MapTables tables;
-    std::vector<RuleRecord> rules; // the default and every path rule, by id
+    // The policy itself: `bwc query` evaluates it, and its provenance names the rule
+    // behind each denial (so no separate rule table is stored).
+    ir::Policy ir;
 
-    const RuleRecord* rule(ir::RuleId id) const;
+    // The rule with this id (defaults included), as written; nullptr when there is none.
+    const ir::Provenance* rule(ir::RuleId id) const;
 };
 
-PolicyData make_policy_data(const ir::Policy& policy, MapTables tables, std::string bwc_version);
-
-struct Error {
-    std::string message;
-};
+// `sources` holds every file the compilation read; each is recorded with its SHA-256.
+PolicyData make_policy_data(const ir::Policy& policy, const SourceManager& sources, Backend backend,
+                            MapTables tables, KernelRequirements kernel, std::string bwc_version);
 
 std::vector<std::byte> encode(const PolicyData& data);
 std::variant<PolicyData, Error> decode(std::span<const std::byte> bytes);
@@ -59,13 +61,15 @@ std::variant<std::monostate, Error> write(const std::string& path, std::span<con
 
 struct Artifact {
     std::vector<std::byte> elf; // the whole object, for libbpf
-    // Identifies the loaded BPF program: a hash of every section but the policy's, so that
-    // all policies of the map backend compiled by one bwc build share one program (the
-    // specialised backend's program also covers its transition table).
+    // Identifies the BPF program: a hash of every section but the policy's, so that
+    // all policies compiled by one bwc build share one loaded program.
     std::uint64_t program_id = 0;
     PolicyData policy;
 };
 
 std::variant<Artifact, Error> read(const std::string& path);
+
+// Whether the file starts with the ELF magic: an artifact rather than policy text.
+bool is_elf_file(const std::string& path);
 
 } // namespace bw::artifact

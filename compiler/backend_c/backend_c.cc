@@ -214,6 +214,19 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
     return p;
 }
 
+artifact::KernelRequirements kernel_requirements(const CProgram& program)
+{
+    auto k = kernel_requirements();
+    for (auto& f : k.features) {
+        if (f.name == "hash-of-maps in sleepable programs")
+            f.why = fmt::format("each sandbox's ring buffer is an inner map of a hash-of-maps keyed by cgroup id, "
+                                "looked up from the sleepable file_open; the transitions{} are array maps of the "
+                                "program's own",
+                                program.inline_decisions ? "" : " and decisions");
+    }
+    return k;
+}
+
 std::optional<std::vector<std::byte>> run_compile_c(const CProgram& program, Diagnostics& diags)
 {
     auto object = backend_c::compile_bpf(program.header);

@@ -26,6 +26,10 @@ struct CProgram {
 
 CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton);
 
+// What the specialised program needs of the kernel: the generic program's list, except
+// that its tables are maps of its own rather than inner maps per sandbox.
+artifact::KernelRequirements kernel_requirements(const CProgram& program);
+
 // The program as a BPF ELF object, by clang in a child process (see clang_compile.h).
 // Reports SpecialisedCompileFailed with clang's messages when it does not compile.
 std::optional<std::vector<std::byte>> run_compile_c(const CProgram& program, Diagnostics& diags);

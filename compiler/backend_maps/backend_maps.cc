@@ -26,6 +26,33 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
     return t;
 }
 
+artifact::KernelRequirements kernel_requirements()
+{
+    return {
+        "5.17",
+        "the newest release below; verified on Debian's 6.1 and 6.12 kernels",
+        {
+            {"BPF LSM", "5.7",
+             "the program is an LSM program on file_open: CONFIG_BPF_LSM=y and `bpf` in the active LSM list "
+             "(lsm= on the kernel command line)"},
+            {"kernel BTF", "5.4",
+             "/sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF): the LSM program attaches by the hook's BTF id, and "
+             "its reads of struct file are CO-RE relocations"},
+            {"cgroup v2 ids", "4.18", "sandboxes are keyed by the current task's cgroup id (bpf_get_current_cgroup_id)"},
+            {"sleepable LSM programs, bpf_d_path", "5.11",
+             "file_open is sleepable (lsm.s/) and resolves the opened file's path with bpf_d_path"},
+            {"BPF ring buffer", "5.8", "denials go to the sandbox's ring buffer, which its bwrun reads"},
+            {"hash-of-maps in sleepable programs", "5.12",
+             "each sandbox's transition and decision arrays and its ring buffer are inner maps of hash-of-maps "
+             "keyed by cgroup id, looked up from the sleepable file_open"},
+            {"task local storage in sleepable programs", "5.17",
+             "the 4 KiB path buffer is task storage (bpf_task_storage_get on bpf_get_current_task_btf); the map "
+             "type is from 5.11, its use from a sleepable program from 5.17"},
+            {"bpf_loop", "5.17", "the path is walked through the automaton one byte per bpf_loop step"},
+        },
+    };
+}
+
 std::string dump(const MapTables& t)
 {
     return fmt::format("map bw_sandboxes: 1 entry (nclasses={}, nstates={}, default={} rule #{})\n"

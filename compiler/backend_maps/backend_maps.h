@@ -2,6 +2,7 @@
 // from its maps (structs from bpf-templates/bumblewrap.h).
 #pragma once
 
+#include "artifact/features.h"
 #include "automata/automata.h"
 #include "bumblewrap.h"
 #include "ir/ir.h"
@@ -24,6 +25,9 @@ struct MapTables {
 };
 
 MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton);
+
+// What bpf-templates/generic.bpf.c needs of the kernel; keep it in step with that file.
+artifact::KernelRequirements kernel_requirements();
 
 std::string dump(const MapTables& tables); // --emit=maps
 

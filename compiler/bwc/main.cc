@@ -38,11 +38,13 @@ void usage(std::FILE* out)
                "         includes first) and --no-symlink-check\n"
                "       bwc fmt [--check] POLICY.bwp...   (`bwc fmt -`: stdin to stdout)\n"
                "       bwc POLICY.bwp --stats [-o POLICY.o]   (sizes and the rules that cost most)\n"
-               "       bwc query POLICY.bwp ACCESS PATH [--exe P] [--uid N] [--gid N] [--owner]\n"
+               "       bwc query POLICY.bwp|POLICY.o ACCESS PATH [--exe P] [--uid N] [--gid N] [--owner]\n"
                "                 [--flags O_TRUNC,...] [--device c|b:MAJOR:MINOR [--ioctl CMD]]\n"
-               "       bwc query POLICY.bwp syscall NAME | connect|bind tcp|udp ADDR:PORT | socket FAMILY\n"
-               "         (also -D and -I; prints the decision and the rule that made it)\n"
-               "       bwc inspect POLICY.o\n"
+               "       bwc query POLICY.bwp|POLICY.o syscall NAME | connect|bind tcp|udp ADDR:PORT | socket FAMILY\n"
+               "         (prints the decision and the rule that made it; -D and -I for a .bwp only:\n"
+               "         an artifact keeps the bindings it was compiled with)\n"
+               "       bwc inspect POLICY.o   (sources and their SHA-256, backend, kernel features,\n"
+               "         bindings, rules)\n"
                "       bwc --version\n"
                "\n"
                "Diagnostics go to stderr as text, or to stdout as JSON Lines (json) or as one\n"
@@ -254,6 +256,25 @@ int cmd_check(std::span<char*> all_args)
     return failed ? kExitErrors : kExitOk;
 }
 
+// Every rule with its provenance, defaults included, in id order.
+std::vector<std::pair<ir::RuleId, const ir::Provenance*>> rules_by_id(const ir::Policy& p)
+{
+    std::vector<std::pair<ir::RuleId, const ir::Provenance*>> out;
+    for (const auto* d : {&p.path_default, &p.net_default, &p.syscall_default})
+        out.emplace_back(d->id, &d->origin);
+    auto add = [&](const auto& rules) {
+        for (const auto& r : rules)
+            out.emplace_back(r.id, &r.origin);
+    };
+    add(p.rules);
+    add(p.audits);
+    add(p.syscalls);
+    add(p.net);
+    add(p.devices);
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return out;
+}
+
 int cmd_inspect(std::span<char*> args)
 {
     if (args.size() != 1)
@@ -264,20 +285,53 @@ int cmd_inspect(std::span<char*> args)
         return kExitErrors;
     }
     const auto& p = std::get<artifact::Artifact>(read).policy;
-    std::printf("policy:          %s\n", p.policy_name.c_str());
+    std::printf("policy:          %s\n", p.ir.name.c_str());
     std::printf("format version:  %u\n", p.format_version);
     std::printf("BPF ABI:         %u\n", p.abi_version);
     std::printf("compiled by:     bwc %s\n", p.bwc_version.c_str());
-    for (const auto& f : p.source_files)
-        std::printf("source:          %s\n", f.c_str());
-    std::printf("backend:         maps (generic program)\n");
-    std::printf("kernel features: BPF LSM (file_open), cgroup v2\n");
+    std::printf("backend:         %s\n", std::string(artifact::name(p.backend)).c_str());
+    // As sha256sum prints them, so that `sha256sum -c` can check the sources.
+    for (const auto& f : p.sources)
+        std::printf("source:          %s  %s\n", f.sha256.c_str(), f.name.c_str());
+    if (p.ir.bindings.empty())
+        std::printf("bindings:        none\n");
+    for (const auto& [name, value] : p.ir.bindings)
+        std::printf("binding:         %s\n", fmt::format("${{{}}} = {:?}", name, value).c_str());
+    std::printf("kernel:          Linux %s or later (%s)\n", p.kernel.min_kernel.c_str(), p.kernel.why.c_str());
+    for (const auto& f : p.kernel.features)
+        std::printf("  %s (%s): %s\n", f.name.c_str(), f.since.c_str(), f.why.c_str());
     std::printf("automaton:       %u states, %u byte classes, %zu transitions\n", p.tables.sandbox.nstates,
                 p.tables.sandbox.nclasses, p.tables.trans.size());
     std::printf("rules:\n");
-    for (const auto& r : p.rules)
-        std::printf("  #%-4u %s:%u: %s\n", r.id, r.file.c_str(), r.line, r.text.c_str());
+    for (const auto& [id, origin] : rules_by_id(p.ir))
+        std::printf("  #%-4u %s:%u: %s\n", id, origin->file.c_str(), origin->line, origin->text.c_str());
     return kExitOk;
+}
+
+// An artifact's IR, as it was compiled; nullopt after printing why there is none.
+std::optional<ir::Policy> artifact_policy(const std::string& path)
+{
+    auto read = artifact::read(path);
+    if (const auto* e = std::get_if<artifact::Error>(&read)) {
+        std::fprintf(stderr, "bwc: %s\n", e->message.c_str());
+        return std::nullopt;
+    }
+    return std::move(std::get<artifact::Artifact>(read).policy.ir);
+}
+
+// A .bwp's IR through the front end; nullopt after printing the diagnostics.
+std::optional<ir::Policy> source_policy(const std::string& path, const PipelineOptions& options)
+{
+    Compilation c;
+    std::string dump;
+    std::optional<ir::Policy> policy;
+    if (const auto file = load_file(path, c.sources, c.diags))
+        policy = run_frontend(*file, c, options, dump);
+    if (!policy || c.diags.has_errors()) {
+        c.diags.print(stderr, stderr_color());
+        return std::nullopt;
+    }
+    return policy;
 }
 
 int cmd_query(std::span<char*> args)
@@ -289,23 +343,22 @@ int cmd_query(std::span<char*> args)
     const std::vector<std::string> words(rest->begin(), rest->end()); // the policy file, then the query
     if (words.empty())
         return usage_error("query wants a policy file and a query");
-    if (words[0].ends_with(".o"))
-        return usage_error(fmt::format("`{}` is a compiled artifact, which does not carry the rules' logic; "
-                                       "query the .bwp it was compiled from",
-                                       words[0]));
     const auto query = query::parse(std::span<const std::string>(words).subspan(1));
     if (const auto* e = std::get_if<std::string>(&query))
         return usage_error(*e);
 
-    Compilation c;
-    std::string dump;
+    // By content, not by name: an artifact is an ELF object whatever it is called.
     std::optional<ir::Policy> policy;
-    if (const auto file = load_file(words[0], c.sources, c.diags))
-        policy = run_frontend(*file, c, options, dump);
-    if (!policy || c.diags.has_errors()) {
-        c.diags.print(stderr, stderr_color());
-        return kExitErrors;
+    if (artifact::is_elf_file(words[0])) {
+        if (rest->size() != args.size())
+            return usage_error("-D, -I and --no-symlink-check apply to a .bwp: an artifact keeps the bindings and "
+                               "includes it was compiled with (`bwc inspect` lists them)");
+        policy = artifact_policy(words[0]);
+    } else {
+        policy = source_policy(words[0], options);
     }
+    if (!policy)
+        return kExitErrors;
     std::fputs(query::answer(*policy, std::get<query::Query>(query)).c_str(), stdout);
     return kExitOk;
 }

@@ -112,7 +112,7 @@ std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, co
         }
         std::vector<std::byte> program(embedded::generic_bpf.begin(), embedded::generic_bpf.end());
         return Compiled{std::move(*policy), std::move(*automaton), options.backend, std::move(tables),
-                        std::move(program)};
+                        std::move(program), kernel_requirements()};
     }
     auto specialised = run_backend_c(*policy, *automaton);
     if (options.emit == Emit::Maps || options.emit == Emit::C) {
@@ -122,14 +122,15 @@ std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, co
     auto object = run_compile_c(specialised, c.diags);
     if (!object)
         return std::nullopt;
+    auto kernel = kernel_requirements(specialised);
     return Compiled{std::move(*policy), std::move(*automaton), options.backend, std::move(specialised.tables),
-                    std::move(*object)};
+                    std::move(*object), std::move(kernel)};
 }
 
 bool run_write_artifact(const Compiled& compiled, const std::string& output, Compilation& c)
 {
-    auto data = artifact::make_policy_data(compiled.policy, compiled.tables, BW_VERSION_STRING);
-    data.backend = compiled.backend;
+    const auto data = artifact::make_policy_data(compiled.policy, c.sources, compiled.backend, compiled.tables,
+                                                 compiled.kernel, BW_VERSION_STRING);
     const auto written = artifact::write(output, compiled.program, data);
     if (const auto* e = std::get_if<artifact::Error>(&written)) {
         c.diags.report(DiagKind::OutputWriteFailed, SourceLocation{}, output, e->message);

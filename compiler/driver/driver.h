@@ -50,6 +50,7 @@ struct Compiled {
     artifact::Backend backend = artifact::Backend::Maps;
     MapTables tables;               // what bwrun loads into the program's maps
     std::vector<std::byte> program; // the BPF ELF object
+    artifact::KernelRequirements kernel;
 };
 
 // The front end and the middle: an IR with its lints reported.

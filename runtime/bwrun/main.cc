@@ -226,16 +226,18 @@ int supervise(pid_t pid, int pidfd, int signal_fd, ring_buffer* ring, EventConte
 
 int run(const Options& o)
 {
-    if (geteuid() != 0)
-        throw rt::Failure("bwrun must run as root: it loads BPF programs and creates cgroups");
+    // The artifact first: one from another format version is named as such, whoever runs
+    // bwrun and whatever the kernel supports.
     const auto read = artifact::read(o.artifact);
     if (const auto* e = std::get_if<artifact::Error>(&read))
         throw rt::Failure(e->message);
     const auto& art = std::get<artifact::Artifact>(read);
+    if (geteuid() != 0)
+        throw rt::Failure("bwrun must run as root: it loads BPF programs and creates cgroups");
     if (const auto lsms = rt::active_lsms(); lsms && lsms->find("bpf") == std::string::npos)
         throw rt::Failure(rt::bpf_lsm_missing_message(lsms));
 
-    const std::string name = o.name.empty() ? fmt::format("{}-{}", art.policy.policy_name, getpid()) : o.name;
+    const std::string name = o.name.empty() ? fmt::format("{}-{}", art.policy.ir.name, getpid()) : o.name;
     if (!rt::valid_sandbox_name(name))
         throw rt::Failure(fmt::format("invalid sandbox name `{}`: use 1-64 letters, digits, `.`, `_` or `-`", name));
 
@@ -301,7 +303,7 @@ int run(const Options& o)
             rt::fail_errno("cannot read the sandbox's denial ring buffer");
         pid = spawn_in_cgroup(*cgroup, o.command.data(), old_mask, pidfd);
         rt::register_sandbox(rt::SandboxRecord{name, cgroup->path(), cgroup->id(), pid, getpid(),
-                                               art.policy.policy_name, o.artifact,
+                                               art.policy.ir.name, o.artifact,
                                                static_cast<std::int64_t>(std::time(nullptr))});
         registered = true;
         lock.reset();

@@ -162,9 +162,14 @@ void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
         bpf_object__close(obj);
         remove_pins(dir);
         const auto lsms = active_lsms();
-        if (err == -EPERM || err == -EINVAL || (lsms && lsms->find("bpf") == std::string::npos))
+        // With the BPF LSM active, EINVAL is the verifier's refusal, not a missing LSM.
+        const bool lsm_missing = lsms ? lsms->find("bpf") == std::string::npos : err == -EINVAL;
+        if (err == -EPERM || lsm_missing)
             throw Failure(bpf_lsm_missing_message(lsms));
-        fail_errno("cannot load the enforcement program (run with LIBBPF_LOG=debug for the verifier log)", -err);
+        fail_errno(fmt::format("cannot load the enforcement program on {} (run with LIBBPF_LOG=debug for the "
+                               "verifier log)",
+                               running_kernel(artifact.policy.kernel.min_kernel)),
+                   -err);
     }
     const bool specialised = artifact.policy.backend == artifact::Backend::C;
     const auto& tables = artifact.policy.tables;

@@ -2,6 +2,7 @@
 // refused with a clear message when corrupt or from another format version.
 #include "artifact/artifact.h"
 #include "helpers.h"
+#include "source/sha256.h"
 
 #include <bpf/libbpf.h>
 #include <catch2/catch.hpp>
@@ -39,23 +40,71 @@ std::string build(const test::TempDir& dir, const std::string& text, const std::
 
 } // namespace
 
-TEST_CASE("an artifact reads back with its tables, rules and provenance")
+TEST_CASE("an artifact reads back with its tables, sources, kernel needs and IR")
 {
     test::TempDir dir;
     const auto path = build(dir, kPolicy, "web.o");
     const auto read = artifact::read(path);
     REQUIRE(std::holds_alternative<artifact::Artifact>(read));
     const auto& a = std::get<artifact::Artifact>(read);
-    CHECK(a.policy.policy_name == "web");
+    CHECK(a.policy.ir.name == "web");
     CHECK(a.policy.format_version == artifact::kFormatVersion);
     CHECK(a.policy.abi_version == BW_ABI_VERSION);
-    REQUIRE(a.policy.rules.size() == 5); // three defaults and two rules
+    CHECK(a.policy.backend == artifact::Backend::Maps);
+    CHECK(a.policy.kernel == kernel_requirements());
+    REQUIRE(a.policy.sources.size() == 1);
+    CHECK(a.policy.sources[0].name == (dir.path() / "web.bwp").string());
+    CHECK(a.policy.sources[0].sha256 == sha256_hex(kPolicy));
+    CHECK(a.policy.tables.trans.size() ==
+          std::size_t{a.policy.tables.sandbox.nstates} * a.policy.tables.sandbox.nclasses);
+
+    // The IR names the rule behind a denial, as the rule table of format 1 did.
+    CHECK(a.policy.ir.rules.size() == 2);
     const auto* su = a.policy.rule(ir::kFirstRuleId + 1);
     REQUIRE(su != nullptr);
     CHECK(su->text == "deny exec /usr/bin/su");
     CHECK(su->line == 4);
-    CHECK(a.policy.tables.trans.size() ==
-          std::size_t{a.policy.tables.sandbox.nstates} * a.policy.tables.sandbox.nclasses);
+    const auto* fallback = a.policy.rule(ir::kDefaultRuleId);
+    REQUIRE(fallback != nullptr);
+    CHECK(fallback->text == "default deny");
+    CHECK(a.policy.rule(999) == nullptr);
+}
+
+TEST_CASE("an artifact records the bindings its policy was compiled with")
+{
+    test::TempDir dir;
+    const auto a = std::get<artifact::Artifact>(
+        artifact::read(build(dir, "policy \"home\" {\n default deny\n allow read ${HOME}/\n}\n", "home.o")));
+    CHECK(a.policy.ir.bindings == std::map<std::string, std::string>{{"HOME", "/home/user"}});
+    CHECK(a.policy.ir.rules.at(0).pattern == "/home/user/**");
+}
+
+TEST_CASE("the maps backend's minimum kernel is the newest release among its features")
+{
+    const auto k = kernel_requirements();
+    REQUIRE_FALSE(k.features.empty());
+    std::string newest = "0";
+    for (const auto& f : k.features) {
+        CHECK_FALSE(f.why.empty());
+        if (artifact::kernel_older(newest, f.since))
+            newest = f.since;
+    }
+    CHECK(newest == k.min_kernel);
+    CHECK_THAT(k.why, Catch::Contains("6.1") && Catch::Contains("6.12"));
+}
+
+TEST_CASE("kernel releases compare by their leading numbers")
+{
+    CHECK(artifact::kernel_older("5.15.0-91-generic", "5.17"));
+    CHECK(artifact::kernel_older("5.4", "5.17"));
+    CHECK(artifact::kernel_older("4.19.0", "5.7"));
+    CHECK_FALSE(artifact::kernel_older("5.17", "5.17"));
+    CHECK_FALSE(artifact::kernel_older("5.17.0-rc3", "5.17"));
+    CHECK_FALSE(artifact::kernel_older("6.1.0-18-amd64", "5.17"));
+    CHECK_FALSE(artifact::kernel_older("6.12.9+bpo-amd64", "5.17"));
+    CHECK_FALSE(artifact::kernel_older("10.0", "5.17"));
+    CHECK_FALSE(artifact::kernel_older("", "5.17"));
+    CHECK_FALSE(artifact::kernel_older("unknown", "5.17"));
 }
 
 TEST_CASE("compiling the same input twice gives identical bytes")
@@ -102,10 +151,31 @@ TEST_CASE("corrupt and foreign inputs are refused with a reason")
     }
     SECTION("another format version")
     {
-        blob[8] = std::byte{99};
-        const auto r = artifact::decode(blob);
+        for (const std::byte version : {std::byte{1}, std::byte{99}}) {
+            blob[8] = version;
+            const auto r = artifact::decode(blob);
+            REQUIRE(std::holds_alternative<artifact::Error>(r));
+            CHECK_THAT(std::get<artifact::Error>(r).message,
+                       Catch::Contains(fmt::format("format version {} is not supported (this build reads version {})",
+                                                   static_cast<int>(version), artifact::kFormatVersion)) &&
+                           Catch::Contains("recompile"));
+        }
+    }
+    SECTION("an unknown backend")
+    {
+        auto data = good.policy;
+        data.backend = static_cast<artifact::Backend>(7);
+        const auto r = artifact::decode(artifact::encode(data));
         REQUIRE(std::holds_alternative<artifact::Error>(r));
-        CHECK_THAT(std::get<artifact::Error>(r).message, Catch::Contains("format version 99 is not supported"));
+        CHECK_THAT(std::get<artifact::Error>(r).message, Catch::Contains("backend 7 is out of range"));
+    }
+    SECTION("a malformed source hash")
+    {
+        auto data = good.policy;
+        data.sources.at(0).sha256 = "not hex";
+        const auto r = artifact::decode(artifact::encode(data));
+        REQUIRE(std::holds_alternative<artifact::Error>(r));
+        CHECK_THAT(std::get<artifact::Error>(r).message, Catch::Contains("SHA-256"));
     }
     SECTION("a transition out of range")
     {

@@ -4,6 +4,7 @@
 // its lints); files in compile/ go through the whole compiler. A file without expectations
 // must be clean. Files in equal/ named NAME.a.bwp and NAME.b.bwp must compile to identical
 // tables. Finally, every declared diagnostic must have been produced by some test here.
+#include "backend_c/backend_c.h"
 #include "helpers.h"
 #include "seccomp/seccomp.h"
 
@@ -186,6 +187,22 @@ TEST_CASE("a seccomp filter over its size limit is refused")
     actual(r.diags());
     REQUIRE(r.diags().has_errors());
     CHECK(r.diags().all().back().kind == DiagKind::SeccompTooLarge);
+}
+
+TEST_CASE("a specialised program that clang refuses is reported with clang's message")
+{
+    // No policy produces this (clang compiles every generated program); a broken header
+    // stands in for a generator bug.
+    CProgram program;
+    program.header = "#error the generator broke\n";
+    Compilation c;
+    CHECK_FALSE(run_compile_c(program, c.diags));
+    actual(c.diags);
+    REQUIRE(c.diags.all().size() == 1);
+    const auto& d = c.diags.all().front();
+    CHECK(d.kind == DiagKind::SpecialisedCompileFailed);
+    CHECK(d.message.find("the generator broke") != std::string::npos);
+    CHECK_FALSE(d.hints.empty());
 }
 
 // Declared last in this file so that Catch2 (which runs a file's cases in order) runs it
