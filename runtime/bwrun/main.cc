@@ -237,7 +237,7 @@ int run(const Options& o)
     if (const auto lsms = rt::active_lsms(); lsms && lsms->find("bpf") == std::string::npos)
         throw rt::Failure(rt::bpf_lsm_missing_message(lsms));
 
-    const std::string name = o.name.empty() ? fmt::format("{}-{}", art.policy.ir.name, getpid()) : o.name;
+    const std::string name = o.name.empty() ? rt::default_sandbox_name(art.policy.ir.name, getpid()) : o.name;
     if (!rt::valid_sandbox_name(name))
         throw rt::Failure(fmt::format("invalid sandbox name `{}`: use 1-64 letters, digits, `.`, `_` or `-`", name));
 

@@ -59,13 +59,28 @@ std::optional<SandboxRecord> read_record(const std::string& path)
 
 } // namespace
 
+namespace {
+
+bool name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
+}
+
+} // namespace
+
 bool valid_sandbox_name(const std::string& name)
 {
     return !name.empty() && name.size() <= 64 && name != "." && name != ".." &&
-           std::all_of(name.begin(), name.end(), [](char c) {
-               return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '.' || c == '_' || c == '-';
-           });
+           std::all_of(name.begin(), name.end(), name_char);
+}
+
+std::string default_sandbox_name(const std::string& policy_name, int pid)
+{
+    const std::string suffix = "-" + std::to_string(pid);
+    std::string name = policy_name.substr(0, 64 - suffix.size());
+    std::replace_if(name.begin(), name.end(), [](char c) { return !name_char(c); }, '-');
+    return (name.empty() ? "sandbox" : name) + suffix;
 }
 
 bool supervisor_alive(const SandboxRecord& r)

@@ -23,6 +23,9 @@ struct SandboxRecord {
 
 // Sandbox names become cgroup and file names: letters, digits, '.', '_', '-'; 1-64 bytes.
 bool valid_sandbox_name(const std::string& name);
+// The name of a sandbox that was not given one: the policy's name made valid (other
+// characters become '-', cut to fit), then "-PID".
+std::string default_sandbox_name(const std::string& policy_name, int pid);
 
 // Creates the record; fails if a live sandbox already has the name. Call under StateLock.
 void register_sandbox(const SandboxRecord& record);

@@ -2,13 +2,16 @@
 # End-to-end suite: real sandboxes in a real kernel with the BPF LSM. Runs as root inside
 # scripts/bwvm (tests/run_tests.sh boots one VM per kernel for the whole suite).
 #
-# usage: run_e2e.sh BIN_DIR [maps|c]
+# usage: run_e2e.sh BIN_DIR [maps|c [ARTIFACT_DIR]]
 # The policies are compiled with the given backend (maps by default); every test must pass
-# under both. Prints one line per test, "ok NAME" or "not ok NAME: why", then "e2e-done".
+# under both. Each artifact in ARTIFACT_DIR (compiled on the host) must then load: the
+# kernel's verifier accepts it and its hooks attach. Prints one line per test, "ok NAME"
+# or "not ok NAME: why", then "e2e-done".
 set -u
 
 bin=$(cd "${1:?usage: run_e2e.sh BIN_DIR [maps|c]}" && pwd)
 backend=${2:-maps}
+artifacts=${3:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 W=/tmp/bw-e2e
 out=$W/out
@@ -323,5 +326,16 @@ for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed writ
     background_children_killed bad_artifact program_not_found nothing_left_behind}; do
     run "$t"
 done
+# bwrun's own failures exit 125; the program's status (denied or not) is beside the point.
+for artifact in ${artifacts:+"$artifacts"/*.o}; do
+    current="verifier accepts $(basename "$artifact")"
+    bwrun "$artifact" -- /usr/bin/true >"$out/stdout" 2>"$out/stderr"
+    rc=$?
+    if [ "$rc" = 125 ]; then fail "status 125: $(head -c 600 "$out/stderr")"; else echo "ok $current"; fi
+done
+if [ -n "$artifacts" ]; then
+    current="nothing left behind after the verifier pass"
+    test_nothing_left_behind && echo "ok $current"
+fi
 echo "e2e-done"
 [ "$failures" = 0 ]
