@@ -2,9 +2,10 @@
 """Compile-time benchmark of bwc: generated policies of 10 to 10,000 path rules mixing
 literal paths, `*`, `**` and `{a,b}` alternatives, each compiled REPEAT times; reports the
 median wall time (including ~1 ms to start GNU time), peak memory (max RSS, from GNU
-time) and artifact size, as a Markdown table.
+time) and artifact size, as a Markdown table, for both backends (maps: the generic program
+and the tables; c: a specialised program compiled by clang in a child process).
 
-usage: benchmarks/compile/run.py [BWC] [--repeat N] [--out FILE.md]
+usage: benchmarks/compile/run.py [BWC] [--repeat N] [--backend maps|c] [--out FILE.md]
 """
 import argparse
 import os
@@ -40,12 +41,13 @@ def policy(n, seed=1):
     return "\n".join(lines) + "\n"
 
 
-def run_once(bwc, src, out):
+def run_once(bwc, src, out, backend):
     # GNU time measures its own child: a child of this interpreter would count the
     # interpreter's pages in its peak RSS (they are its memory until exec).
     # Its own %e has 10 ms steps, so the wall time is taken here.
     start = time.monotonic()
-    result = subprocess.run(["/usr/bin/time", "-f", "%M", bwc, src, "-o", out, "--no-symlink-check"],
+    result = subprocess.run(["/usr/bin/time", "-f", "%M", bwc, src, "-o", out, "--no-symlink-check",
+                             f"--backend={backend}"],
                             capture_output=True, text=True)
     elapsed = time.monotonic() - start
     if result.returncode != 0:
@@ -58,26 +60,29 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("bwc", nargs="?", default=os.path.join(root, "build/bin/bwc"))
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--backend", choices=["maps", "c"], action="append",
+                    help="the backends to measure (default: both)")
     ap.add_argument("--out")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for n in SIZES:
+        for backend, n in [(b, n) for b in args.backend or ["maps", "c"] for n in SIZES]:
             src = os.path.join(tmp, f"gen{n}.bwp")
             out = os.path.join(tmp, f"gen{n}.o")
             with open(src, "w") as f:
                 f.write(policy(n))
-            runs = [run_once(args.bwc, src, out) for _ in range(args.repeat)]
+            runs = [run_once(args.bwc, src, out, backend) for _ in range(args.repeat)]
             times = sorted(t for t, _ in runs)
             stats = subprocess.run([args.bwc, src, "--stats", "--no-symlink-check"], capture_output=True,
                                    text=True, check=True).stdout
             states = next(l.split()[1] for l in stats.splitlines() if l.startswith("automaton:"))
-            rows.append((n, statistics.median(times), times[0], times[-1], max(m for _, m in runs),
+            rows.append((backend, n, statistics.median(times), times[0], times[-1], max(m for _, m in runs),
                          os.path.getsize(out), states))
-    lines = ["| rules | median s | min s | max s | peak MiB | artifact KiB | DFA states |",
-             "|---:|---:|---:|---:|---:|---:|---:|"]
-    for n, med, lo, hi, rss, size, states in rows:
-        lines.append(f"| {n} | {med:.3f} | {lo:.3f} | {hi:.3f} | {rss / 1024:.1f} | {size / 1024:.0f} | {states} |")
+    lines = ["| backend | rules | median s | min s | max s | peak MiB | artifact KiB | DFA states |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for backend, n, med, lo, hi, rss, size, states in rows:
+        lines.append(f"| {backend} | {n} | {med:.3f} | {lo:.3f} | {hi:.3f} | {rss / 1024:.1f} | {size / 1024:.0f} "
+                     f"| {states} |")
     table = "\n".join(lines) + "\n"
     print(table, end="")
     if args.out:

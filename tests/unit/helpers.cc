@@ -1,7 +1,10 @@
 #include "helpers.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <set>
+#include <tuple>
 #include <stdexcept>
 
 namespace bw::test {
@@ -75,5 +78,61 @@ CompileResult compile_text(const std::string& text, const std::string& name)
     TempDir dir;
     return compile_file(dir.write(name, text));
 }
+
+namespace {
+
+// Few, overlapping names, so that random rules nest, collide and share prefixes.
+const std::vector<std::string> kNames = {"a", "b", "ab", "a.b", "ba", "x y", "\xc3\xa9"};
+const std::vector<std::string> kGlobs = {"*", "a*", "*b", "?", "[ab]", "[!a]*", "**", "**"};
+
+std::string random_pattern(std::mt19937& rng)
+{
+    std::string p;
+    const int depth = 1 + static_cast<int>(rng() % 4);
+    for (int d = 0; d < depth; ++d) {
+        const bool glob = rng() % 3 == 0;
+        p += "/" + (glob ? kGlobs[rng() % kGlobs.size()] : kNames[rng() % kNames.size()]);
+    }
+    return p;
+}
+
+} // namespace
+
+std::string random_path(std::mt19937& rng, int max_depth)
+{
+    std::uniform_int_distribution<int> depth(0, max_depth);
+    std::string p;
+    for (int d = depth(rng); d > 0; --d)
+        p += "/" + kNames[rng() % kNames.size()];
+    return p.empty() ? "/" : p;
+}
+
+
+ir::Policy random_policy(std::mt19937& rng)
+{
+    ir::Policy p;
+    p.name = "random";
+    p.path_default = {rng() % 2 ? ir::Decision::Allow : ir::Decision::Deny, ir::kDefaultRuleId, {}};
+    std::set<std::tuple<std::string, ir::AccessMask, ir::Decision>> seen;
+    const int n = static_cast<int>(rng() % 10);
+    for (int i = 0; i < n; ++i) {
+        ir::PathRule r;
+        r.pattern = random_pattern(rng);
+        r.accesses = static_cast<ir::AccessMask>(1 + rng() % 15); // read, write, append, exec
+        r.decision = rng() % 2 ? ir::Decision::Allow : ir::Decision::Deny;
+        if (!seen.emplace(r.pattern, r.accesses, r.decision).second)
+            continue;
+        p.rules.push_back(r);
+    }
+    // The pipeline's order: sorted, then numbered.
+    std::sort(p.rules.begin(), p.rules.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.pattern, a.accesses, a.decision) < std::tie(b.pattern, b.accesses, b.decision);
+    });
+    ir::RuleId id = ir::kFirstRuleId;
+    for (auto& r : p.rules)
+        r.id = id++;
+    return p;
+}
+
 
 } // namespace bw::test

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <string>
 
 namespace bw::test {
@@ -49,5 +50,11 @@ CompileResult check_file(const std::string& path, const PipelineOptions& options
 // The IR of a policy that must check without errors (the test fails, showing the
 // diagnostics, when it does not).
 ir::Policy checked_policy(const std::string& text);
+
+// Random policies and paths over a few overlapping names, so that rules nest, collide
+// and share prefixes: patterns with `*`, `?`, `[...]` and `**`, accesses among read,
+// write, append and exec, rules sorted and numbered as the pipeline does.
+ir::Policy random_policy(std::mt19937& rng);
+std::string random_path(std::mt19937& rng, int max_depth);
 
 } // namespace bw::test

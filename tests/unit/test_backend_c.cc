@@ -1,0 +1,130 @@
+// The specialised backend must decide as the reference evaluator: its renumbered tables
+// are walked here as the kernel walks them, and its generated decision code is compiled
+// for the host and run, so that the test checks what the code does, not how it reads.
+#include "backend_c/backend_c.h"
+#include "helpers.h"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fstream>
+#include <random>
+
+using namespace bw;
+
+namespace {
+
+// The final state of a path, walked like hooks/file_open.bpf.h.
+std::uint32_t walk(const MapTables& t, std::string_view path)
+{
+    std::uint32_t state = BW_START_STATE;
+    for (const unsigned char c : path) {
+        const auto next = t.trans[std::size_t{state} * t.sandbox.nclasses + t.sandbox.classes[c]];
+        state = next & ~BW_ABSORBING;
+        if (state == BW_DEAD_STATE || (next & BW_ABSORBING))
+            break;
+    }
+    return state;
+}
+
+// One C file holding every program's decision function under its own name, and a main
+// that answers "program state kind" lines with decision | rule << 8.
+std::string harness(const std::vector<CProgram>& programs)
+{
+    std::string c = "#include <stdio.h>\n#include \"bumblewrap.h\"\n"
+                    "#define __noinline __attribute__((noinline))\n"
+                    "#define BW_VERDICT(decision, rule) ((__u64)(rule) << 8 | (decision))\n";
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+        c += fmt::format("#define bw_policy_decision decision_{0}\n#define bw_policy_classes classes_{0}\n", i);
+        c += programs[i].header;
+        c += "#undef bw_policy_decision\n#undef bw_policy_classes\n#undef BW_POLICY_NCLASSES\n"
+             "#undef BW_POLICY_NSTATES\n#undef BW_POLICY_DEFAULT_DECISION\n#undef BW_POLICY_DEFAULT_RULE\n"
+             "#undef BW_HOOK_FILE_OPEN\n#undef BW_POLICY_INLINE_DECISIONS\n";
+    }
+    c += "static __u64 (*const decisions[])(__u32, __u32) = {";
+    for (std::size_t i = 0; i < programs.size(); ++i)
+        c += fmt::format("decision_{}, ", i);
+    c += "};\nint main(void)\n{\n\tunsigned p, s, k;\n\twhile (scanf(\"%u %u %u\", &p, &s, &k) == 3)\n"
+         "\t\tprintf(\"%llu\\n\", (unsigned long long)decisions[p](s, k));\n\treturn 0;\n}\n";
+    return c;
+}
+
+} // namespace
+
+TEST_CASE("the specialised backend decides as the reference evaluator on random policies and paths")
+{
+    std::mt19937 rng(7031);
+    std::vector<ir::Policy> policies;
+    std::vector<CProgram> programs;
+    for (int i = 0; i < 300; ++i) {
+        policies.push_back(test::random_policy(rng));
+        SourceManager sources;
+        Diagnostics diags(sources);
+        const auto automaton = run_compile_paths(policies.back(), diags);
+        REQUIRE(automaton);
+        programs.push_back(run_backend_c(policies.back(), *automaton));
+        REQUIRE(programs.back().inline_decisions);
+    }
+
+    struct Query {
+        std::size_t policy;
+        ir::Access access;
+        std::string path;
+        std::uint32_t state;
+    };
+    std::vector<Query> queries;
+    for (std::size_t p = 0; p < policies.size(); ++p) {
+        for (int q = 0; q < 20; ++q) {
+            const auto path = test::random_path(rng, 5);
+            for (const auto access : {ir::Access::Read, ir::Access::Write, ir::Access::Append, ir::Access::Exec})
+                queries.push_back({p, access, path, walk(programs[p].tables, path)});
+        }
+    }
+
+    test::TempDir dir;
+    dir.write("harness.c", harness(programs));
+    std::string input;
+    for (const auto& q : queries)
+        input += fmt::format("{} {} {}\n", q.policy, q.state, static_cast<unsigned>(q.access));
+    dir.write("queries.txt", input);
+    const auto d = dir.path().string();
+    const auto command = fmt::format("{} -O1 -w -I{}/bpf-templates -o {}/harness {}/harness.c && {}/harness <{}/queries.txt "
+                                     ">{}/answers.txt",
+                                     BW_HOST_CC, BW_SOURCE_DIR, d, d, d, d, d);
+    REQUIRE(std::system(command.c_str()) == 0);
+
+    std::ifstream answers(dir.path() / "answers.txt");
+    std::size_t checked = 0, denied = 0;
+    for (const auto& q : queries) {
+        std::uint64_t verdict = 0;
+        REQUIRE(answers >> verdict);
+        ir::PathQuery query;
+        query.access = q.access;
+        query.path = q.path;
+        const auto expected = ir::evaluate(policies[q.policy], query);
+        INFO("policy " << q.policy << " path " << q.path << " access " << ir::name(q.access) << "\n"
+                       << ir::dump(policies[q.policy]));
+        REQUIRE((verdict & 0xff) == static_cast<std::uint64_t>(expected.decision));
+        REQUIRE((verdict >> 8) == expected.rule);
+        ++checked;
+        denied += expected.decision == ir::Decision::Deny;
+    }
+    CHECK(checked == 24000);
+    // Both outcomes, or the comparison proves little.
+    CHECK(denied > checked / 10);
+    CHECK(denied < checked * 9 / 10);
+}
+
+TEST_CASE("the specialised backend keeps only the hooks that can deny")
+{
+    SourceManager sources;
+    Diagnostics diags(sources);
+    auto allow_all = test::checked_policy("policy \"p\" {\n    default allow\n    allow read /usr/\n}\n");
+    auto a = run_compile_paths(allow_all, diags);
+    REQUIRE(a);
+    CHECK(run_backend_c(allow_all, *a).hooks.empty());
+    auto one_deny = test::checked_policy("policy \"p\" {\n    default allow\n    deny write /etc/\n}\n");
+    auto b = run_compile_paths(one_deny, diags);
+    REQUIRE(b);
+    CHECK(run_backend_c(one_deny, *b).hooks == std::vector<std::string>{"file_open"});
+}
