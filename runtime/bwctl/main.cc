@@ -1,4 +1,6 @@
 // bwctl: inspects and controls running sandboxes.
+#include "enforcer.h"
+#include "failure.h"
 #include "registry.h"
 #include "version.h"
 
@@ -29,6 +31,9 @@ std::string uptime(std::int64_t started)
 
 int cmd_list()
 {
+    // bwrun holds the lock from loading a sandbox's policy until its record is written, so
+    // a sandbox whose program already runs is never missing from the list.
+    const rt::StateLock lock;
     const auto sandboxes = rt::list_sandboxes();
     std::printf("%-24s %-8s %-8s %-16s %-8s %s\n", "NAME", "PID", "STATE", "POLICY", "UPTIME", "CGROUP");
     for (const auto& s : sandboxes) {
@@ -59,7 +64,12 @@ int main(int argc, char** argv)
             std::fputs("bwctl: sandbox state is root-only; run bwctl as root\n", stderr);
             return 1;
         }
-        return cmd_list();
+        try {
+            return cmd_list();
+        } catch (const rt::Failure& e) {
+            std::fprintf(stderr, "bwctl: %s\n", e.what());
+            return 1;
+        }
     }
     usage(stderr);
     return 2;
