@@ -72,6 +72,7 @@ def make_path(root, depth, length):
 
 def generated_policy(n):
     """The compile benchmark's policy of n rules, plus the benchmark's own rules."""
+    sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
     spec = importlib.util.spec_from_file_location("compile_bench", os.path.join(ROOT, "benchmarks/compile/run.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
