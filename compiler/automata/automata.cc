@@ -4,6 +4,7 @@
 #include <bitset>
 #include <fmt/format.h>
 #include <map>
+#include <numeric>
 
 namespace bw {
 
@@ -139,6 +140,46 @@ void closure(const Nfa& nfa, std::vector<std::uint32_t>& states)
     std::sort(states.begin(), states.end());
 }
 
+// When the subset construction outgrows its bounds: the rules whose NFA states sit in the
+// most DFA states so far are the ones multiplying them. `first_state[i]` is rule i's first
+// NFA state; rules own consecutive ranges.
+void report_too_large(const ir::Policy& policy, const std::vector<std::vector<std::uint32_t>>& sets,
+                      const std::vector<std::uint32_t>& first_state, const AutomatonLimits& limits,
+                      Diagnostics& diags)
+{
+    std::vector<std::size_t> states_with(policy.rules.size(), 0);
+    std::vector<std::size_t> seen(policy.rules.size(), 0); // the last DFA state (+1) counted per rule
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+        for (const auto n : sets[s]) {
+            const auto it = std::upper_bound(first_state.begin(), first_state.end(), n);
+            if (it == first_state.begin())
+                continue; // the shared start
+            const auto rule = static_cast<std::size_t>(it - first_state.begin() - 1);
+            if (seen[rule] != s + 1) {
+                seen[rule] = s + 1;
+                ++states_with[rule];
+            }
+        }
+    }
+    std::vector<std::size_t> order(policy.rules.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t x, std::size_t y) { return states_with[x] > states_with[y]; });
+    order.resize(std::min<std::size_t>(order.size(), 3));
+
+    const auto* worst = order.empty() ? nullptr : &policy.rules[order.front()].origin;
+    auto& d = diags.report(DiagKind::AutomatonTooLarge, worst ? worst->loc : SourceLocation{}, sets.size());
+    for (const auto i : order) {
+        const auto& o = policy.rules[i].origin;
+        d.hints.push_back(fmt::format("`{}` ({}:{}) is in {} of the {} states", o.text, o.file, o.line,
+                                      states_with[i], sets.size()));
+    }
+    d.hints.push_back("runs of `*`, `?` and `**` multiply states: anchor them with longer literal parts, write a run of `?` as `*` "
+                      "where the exact length does not matter, or fold rules into one tree (`/dir/**`)");
+    d.hints.push_back(fmt::format("the bounds: {} states, {} transitions, {} NFA states in all", limits.max_states,
+                                  limits.max_transitions, limits.max_nfa_entries));
+}
+
 // Rules the kernel cannot enforce yet are refused rather than silently dropped.
 bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
 {
@@ -183,8 +224,10 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
     // One NFA for all patterns, from a shared start.
     Nfa nfa;
     const auto start = nfa.add();
+    std::vector<std::uint32_t> first_state;
     for (std::size_t i = 0; i < policy.rules.size(); ++i) {
         const auto begin = nfa.add();
+        first_state.push_back(begin);
         nfa.states[start].epsilon.push_back(begin);
         const auto end = add_pattern(nfa, begin, policy.rules[i].pattern);
         const auto accept = nfa.add();
@@ -235,11 +278,7 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
                 nfa_entries += target.size();
                 if (sets.size() >= limits.max_states || sets.size() * a.nclasses > limits.max_transitions ||
                     nfa_entries > limits.max_nfa_entries) {
-                    auto& d = diags.report(DiagKind::AutomatonTooLarge, SourceLocation{}, sets.size());
-                    d.hints.push_back("runs of `*`, `?` and `**` multiply states: anchor them with longer literal "
-                                      "parts, or fold rules into one tree (`/dir/**`)");
-                    d.hints.push_back(fmt::format("the bounds: {} states, {} transitions, {} NFA states in all",
-                                                  limits.max_states, limits.max_transitions, limits.max_nfa_entries));
+                    report_too_large(policy, sets, first_state, limits, diags);
                     return std::nullopt;
                 }
                 sets.push_back(std::move(target));
