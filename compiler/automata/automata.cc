@@ -174,8 +174,9 @@ void report_too_large(const ir::Policy& policy, const std::vector<std::vector<st
         d.hints.push_back(fmt::format("`{}` ({}:{}) is in {} of the {} states", o.text, o.file, o.line,
                                       states_with[i], sets.size()));
     }
-    d.hints.push_back("runs of `*`, `?` and `**` multiply states: anchor them with longer literal parts, write a run of `?` as `*` "
-                      "where the exact length does not matter, or fold rules into one tree (`/dir/**`)");
+    d.hints.push_back("runs of `*`, `?` and `**` multiply states: anchor them with longer literal parts, write a "
+                      "run of `?` as `*` where the exact length does not matter, or fold rules into one tree "
+                      "(`/dir/**`)");
     d.hints.push_back(fmt::format("the bounds: {} states, {} transitions, {} NFA states in all", limits.max_states,
                                   limits.max_transitions, limits.max_nfa_entries));
 }
