@@ -5,6 +5,7 @@
 #include "lint/lint.h"
 #include "lower/lower.h"
 #include "seccomp/seccomp.h"
+#include "syscall_bitmap/syscall_bitmap.h"
 #include "version.h"
 
 #include <cstdlib>
@@ -89,6 +90,8 @@ std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, co
         return std::nullopt;
     // Before run_compile_paths, which refuses syscall rules until bwrun installs these filters.
     if (options.emit == Emit::Seccomp) {
+        for (const auto arch : {syscalls::Arch::X86_64, syscalls::Arch::Aarch64})
+            dump += bw::dump(run_compile_syscall_bitmap(*policy, arch));
         for (const auto arch : {SeccompArch::X86_64, SeccompArch::Aarch64}) {
             const auto program = run_compile_seccomp(*policy, arch, c.diags);
             if (!program)

@@ -22,8 +22,8 @@
 
 namespace bw {
 
-// Seccomp prints the filters of both architectures, right after the front end: the kernel-side stages still
-// refuse syscall rules.
+// Seccomp prints both architectures' live syscall bitmaps (the LSM-covered syscalls) and seccomp filters (the
+// rest), right after the front end: the kernel-side stages still refuse syscall rules.
 enum class Emit { None, Ast, Ir, Automata, Maps, C, Seccomp };
 
 struct Compilation {

@@ -4,6 +4,7 @@
 // grows with the log of the number of ranges, jumps that land inside the program.
 #include "helpers.h"
 #include "seccomp/seccomp.h"
+#include "syscall_bitmap/syscall_bitmap.h"
 #include "syscalls/syscalls.h"
 
 #include <algorithm>
@@ -309,6 +310,45 @@ TEST_CASE("LSM-covered syscalls are left to the LSM programs")
     CHECK(run_filter(*program, AUDIT_ARCH_X86_64, nr_of("personality")).ret == SECCOMP_RET_KILL_PROCESS);
 }
 
+TEST_CASE("live syscall bitmaps hold exactly the LSM-covered syscalls, decided as the reference evaluator")
+{
+    std::mt19937 rng(4242);
+    std::size_t denied = 0, allowed = 0;
+    for (int round = 0; round < 300; ++round) {
+        const auto policy = random_policy(rng);
+        for (const auto arch : {syscalls::Arch::X86_64, syscalls::Arch::Aarch64}) {
+            const auto bitmap = run_compile_syscall_bitmap(policy, arch);
+            std::size_t covered = 0;
+            for (const auto& s : syscalls::all()) {
+                const auto nr = syscalls::number(s, arch);
+                if (!nr)
+                    continue;
+                const auto n = static_cast<std::size_t>(*nr);
+                REQUIRE(n < SyscallBitmap::kBits);
+                INFO(s.name);
+                if (syscalls::lsm_hook(s.name).empty()) {
+                    CHECK_FALSE(bitmap.covered.test(n));
+                    CHECK_FALSE(bitmap.denied.test(n));
+                    continue;
+                }
+                ++covered;
+                const auto v = ir::evaluate_syscall(policy, s.name);
+                REQUIRE(bitmap.covered.test(n));
+                REQUIRE(bitmap.denied.test(n) == (v.decision == ir::Decision::Deny));
+                const auto it = std::find_if(bitmap.syscalls.begin(), bitmap.syscalls.end(),
+                                             [&](const LiveSyscall& l) { return l.number == n; });
+                REQUIRE(it != bitmap.syscalls.end());
+                CHECK(it->rule == v.rule);
+                CHECK(it->action == v.action);
+                (v.decision == ir::Decision::Deny ? denied : allowed) += 1;
+            }
+            CHECK(bitmap.covered.count() == covered);
+        }
+    }
+    CHECK(denied > 1000);
+    CHECK(allowed > 1000);
+}
+
 TEST_CASE("a filter over the size limit is refused")
 {
     const auto policy = alternating_policy(SeccompArch::Aarch64);
@@ -354,4 +394,6 @@ TEST_CASE("bwc --emit=seccomp prints both architectures' filters before the kern
     REQUIRE(arm != std::string::npos);
     CHECK(x86 < arm);
     CHECK_THAT(dump, Catch::Contains("(personality)"));
+    CHECK_THAT(dump, Catch::Contains("live syscalls, x86_64: "));
+    CHECK_THAT(dump, Catch::Contains("live syscalls, aarch64: "));
 }

@@ -1,0 +1,40 @@
+// The live half of a policy's syscall rules: the syscalls an LSM hook covers
+// (syscalls::lsm_hook), as one bit per syscall number and architecture, with the rule and
+// the action behind each. The LSM programs can check these bits and the bits can change
+// while a sandbox runs; seccomp (compiler/seccomp) decides the other syscalls and cannot
+// change once installed. Decisions follow ir::evaluate_syscall.
+#pragma once
+
+#include "ir/ir.h"
+#include "syscalls/syscalls.h"
+
+#include <bitset>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bw {
+
+struct LiveSyscall {
+    std::uint32_t number = 0;
+    std::string_view name;
+    std::string_view hook;
+    ir::Decision decision = ir::Decision::Allow;
+    ir::RuleId rule = 0;
+    ir::SyscallAction action;
+};
+
+struct SyscallBitmap {
+    static constexpr std::size_t kBits = 512; // above every syscall number of both tables
+    syscalls::Arch arch = syscalls::Arch::X86_64;
+    std::bitset<kBits> covered; // an LSM hook can deny this number
+    std::bitset<kBits> denied;  // the policy denies it (covered numbers only)
+    std::vector<LiveSyscall> syscalls; // the covered numbers, ascending
+};
+
+SyscallBitmap run_compile_syscall_bitmap(const ir::Policy& policy, syscalls::Arch arch);
+
+std::string dump(const SyscallBitmap& bitmap); // part of --emit=seccomp
+
+} // namespace bw
