@@ -221,17 +221,14 @@ test_outside_unaffected() {
 }
 
 test_two_sandboxes_at_once() {
-    rm -f "$W/shared/"{a,b}-{up,done}
-    local script='touch %s/shared/%s-up; while [ ! -e %s/shared/%s-up ]; do sleep 0.05; done;
-        cat %s/%s && ! cat %s/%s 2>/dev/null; r=$?; touch %s/shared/%s-done;
-        while [ ! -e %s/shared/%s-done ]; do sleep 0.05; done; exit $r'
-    # shellcheck disable=SC2059
-    bwrun --name sb-a "$W/only-a.o" -- sh -c "$(printf "$script" $W a $W b $W a $W b $W a $W b)" \
-        >"$out/a.out" 2>"$out/a.err" &
+    rm -f "$W/shared/"{a,b}-up "$W/shared/listed"
+    # SELF OTHER: each reads its own file, fails on the other's, and stays until listed.
+    local script='s=$1 o=$2 d=$3; touch $d/shared/$s-up; while [ ! -e $d/shared/$o-up ]; do sleep 0.05; done;
+        cat $d/$s && ! cat $d/$o 2>/dev/null; r=$?;
+        while [ ! -e $d/shared/listed ]; do sleep 0.05; done; exit $r'
+    bwrun --name sb-a "$W/only-a.o" -- sh -c "$script" sh a b "$W" >"$out/a.out" 2>"$out/a.err" &
     local pa=$!
-    # shellcheck disable=SC2059
-    bwrun --name sb-b "$W/only-b.o" -- sh -c "$(printf "$script" $W b $W a $W b $W a $W b $W a)" \
-        >"$out/b.out" 2>"$out/b.err" &
+    bwrun --name sb-b "$W/only-b.o" -- sh -c "$script" sh b a "$W" >"$out/b.out" 2>"$out/b.err" &
     local pb=$!
     local n=0
     until [ -e "$W/shared/a-up" ] && [ -e "$W/shared/b-up" ]; do
@@ -240,6 +237,7 @@ test_two_sandboxes_at_once() {
         [ $n -lt 400 ] || { fail "sandboxes did not start"; kill $pa $pb; return; }
     done
     bwctl list >"$out/list"
+    touch "$W/shared/listed"
     grep -q "^sb-a .* running *only-a" "$out/list" && grep -q "^sb-b .* running *only-b" "$out/list" ||
         fail "bwctl list does not show both: $(cat "$out/list")"
     wait $pa
