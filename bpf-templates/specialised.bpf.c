@@ -15,6 +15,7 @@
  *   BW_POLICY_NCLASSES, BW_POLICY_NSTATES	the automaton's shape
  *   BW_POLICY_DEFAULT_DECISION, BW_POLICY_DEFAULT_RULE
  *   BW_HOOK_<NAME>				1 for each hook the policy needs
+ *   BW_POLICY_HOOKS				how many that is
  *   bw_policy_classes[256]			byte -> class
  *   BW_POLICY_INLINE_DECISIONS			1 when it also defines
  *   __u64 bw_policy_decision(__u32 state, __u32 kind)
@@ -34,6 +35,8 @@ struct {
 	__type(value, __u32);
 } bw_trans SEC(".maps");
 
+/* A policy that denies nothing has no hook, and then no use for the walk. */
+#if BW_POLICY_HOOKS
 static int bw_policy_tables(struct bw_walk *w, __u64 cgid)
 {
 	return 0;
@@ -82,6 +85,8 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 	return bw_accept_decide(bpf_map_lookup_elem(&bw_accepts, &w->state), w->sandbox, kind, rule);
 }
 #endif
+
+#endif /* BW_POLICY_HOOKS */
 
 #if BW_HOOK_FILE_OPEN
 #include "hooks/file_open.bpf.h"

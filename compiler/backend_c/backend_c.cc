@@ -201,9 +201,14 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
         if (on)
             p.hooks.emplace_back(hook.name);
     }
+    h += fmt::format("#define BW_POLICY_HOOKS {}\n", p.hooks.size());
     h += "\n" + classes_table(grouped) + "\n";
     p.inline_decisions = ranges.size() <= kMaxInlineRanges;
-    if (p.inline_decisions) {
+    // Without a hook nothing calls the decision function, and libbpf would take an
+    // uncalled global function for a program of unknown type.
+    if (p.hooks.empty()) {
+        h += "/* No hook: nothing to decide. */\n";
+    } else if (p.inline_decisions) {
         h += "#define BW_POLICY_INLINE_DECISIONS 1\n\n";
         h += DecisionWriter(policy).function(grouped, ranges);
     } else {

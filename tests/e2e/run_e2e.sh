@@ -41,6 +41,9 @@ setup() {
     for p in base only-a only-b; do
         bwc "$here/policies/$p.bwp" --backend="$backend" -o "$W/$p.o" || return 1
     done
+    # A policy that denies nothing: the specialised program then has no hook at all.
+    printf 'policy "allow-all" {\n    default allow\n}\n' >"$W/allow-all.bwp"
+    bwc "$W/allow-all.bwp" --backend="$backend" -o "$W/allow-all.o" 2>/dev/null || return 1
 }
 
 failures=0
@@ -209,6 +212,11 @@ test_glob_deny_inside_allow() {
     expect_status 0
 }
 
+test_policy_that_denies_nothing() {
+    sandbox allow-all cat "$W/secret"
+    expect_status 0 && [ "$(cat "$out/stdout")" = "secret content" ] || fail "not allowed: $(cat "$out/stderr")"
+}
+
 test_outside_unaffected() {
     # While a sandbox runs, processes outside it are not confined.
     bwrun "$W/base.o" -- sh -c "while [ ! -e $W/shared/stop ]; do sleep 0.05; done" 2>/dev/null &
@@ -318,7 +326,7 @@ if ! setup; then
 fi
 for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed write_denied exec_allowed exec_denied \
     dotdot_traversal symlink_made_inside read_only_tree append_only_log exec_is_its_own_access \
-    glob_deny_inside_allow denied_path_over_96_bytes path_over_4000_bytes_allowed \
+    glob_deny_inside_allow policy_that_denies_nothing denied_path_over_96_bytes path_over_4000_bytes_allowed \
     path_over_4000_bytes_denied path_beyond_path_max_fails_closed outside_unaffected \
     two_sandboxes_at_once bwctl_list_shows_sandbox exit_status_0 exit_status_3 exit_status_sigkill \
     background_children_killed bad_artifact program_not_found nothing_left_behind}; do
