@@ -347,6 +347,30 @@ for kernel in 6.1 6.12; do
     done
 done
 
+# Both backends against the reference evaluator in the real kernel: random policies over a
+# file tree, each query's verdict and the rule bwrun names compared with `bwc query`.
+oracle=$log/oracle
+rm -rf "$oracle"
+if python3 tests/e2e/oracle.py prepare "$bin" "$oracle" >"$log/oracle-prepare.log" 2>&1; then
+    for kernel in 6.1 6.12; do
+        t=$(now)
+        scripts/bwvm --kernel "$kernel" --timeout 900 -- /usr/bin/python3 tests/e2e/oracle.py run "$bin" "$oracle" \
+            >"$log/oracle-$kernel.log" 2>&1
+        rc=$?
+        echo "oracle on $kernel: $(elapsed "$t")s wall, status $rc"
+        while read -r line; do
+            case "$line" in
+                "ok "*) pass "[vm $kernel] ${line#ok }" ;;
+                "not ok "*) fail "[vm $kernel] ${line#not ok }" ;;
+            esac
+        done <"$log/oracle-$kernel.log"
+        grep -qx "oracle-done" "$log/oracle-$kernel.log" ||
+            fail "[vm $kernel] the oracle test did not finish (status $rc): $(tail -n 20 "$log/oracle-$kernel.log")"
+    done
+else
+    fail "[oracle] prepare: $(tail -n 20 "$log/oracle-prepare.log")"
+fi
+
 # A kernel booted without the BPF LSM: bwrun explains in one line and points at bwvm.
 scripts/bwvm --kernel-arg lsm=landlock,yama -- "$bin/bwrun" "$log/demo.o" -- true >"$log/nolsm.out" 2>&1
 rc=$?
