@@ -150,14 +150,17 @@ void attach_all(bpf_object* obj, const std::string& dir)
 void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
 {
     const auto& elf = artifact.elf;
-    // A load that died half-way leaves maps without the link: start over.
+    // A load that died half-way leaves pins without the sandbox table's: start over.
     remove_pins(dir);
     make_private_dir(dir);
 
     LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "bumblewrap");
     bpf_object* obj = bpf_object__open_mem(elf.data(), elf.size(), &opts);
-    if (obj == nullptr)
-        fail_errno("cannot open the policy's BPF object (is it a policy.o from bwc?)");
+    if (obj == nullptr) {
+        const int err = errno;
+        remove_pins(dir);
+        fail_errno("cannot open the policy's BPF object (is it a policy.o from bwc?)", err);
+    }
     if (const int err = bpf_object__load(obj); err != 0) {
         bpf_object__close(obj);
         remove_pins(dir);
