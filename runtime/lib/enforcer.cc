@@ -175,17 +175,20 @@ void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
                    -err);
     }
     const bool specialised = artifact.policy.backend == artifact::Backend::C;
+    // The generic program's per-sandbox decisions, or a specialised program's when they
+    // were too many for code.
+    const bool has_accepts = bpf_object__find_map_by_name(obj, kAccepts) != nullptr;
     const auto& tables = artifact.policy.tables;
-    // Its tables are its own, shared by the sandboxes of this policy: filled before any
-    // hook is attached. Its decisions are a map only when they were too many for code.
+    // A specialised program's tables are its own, shared by the sandboxes of its policy:
+    // filled before any hook is attached.
     if (specialised) {
         fill_program_array(obj, dir, kTrans, sizeof(std::uint32_t), tables.trans.size(), tables.trans.data());
-        if (bpf_object__find_map_by_name(obj, kAccepts) != nullptr)
+        if (has_accepts)
             fill_program_array(obj, dir, kAccepts, sizeof(bw_accept), tables.accepts.size(), tables.accepts.data());
     }
     pin_map(obj, dir, kTrans);
     pin_map(obj, dir, kEvents);
-    if (bpf_object__find_map_by_name(obj, kAccepts) != nullptr)
+    if (has_accepts)
         pin_map(obj, dir, kAccepts);
     attach_all(obj, dir);
     pin_map(obj, dir, kSandboxes);
