@@ -237,7 +237,10 @@ std::optional<std::vector<std::byte>> run_compile_c(const CProgram& program, Dia
     auto object = backend_c::compile_bpf(program.header);
     if (const auto* failure = std::get_if<backend_c::CompileFailure>(&object)) {
         diags.report(DiagKind::SpecialisedCompileFailed, SourceLocation{}, failure->message)
-            .hints.push_back("this is a bwc bug: compile with --backend=maps meanwhile, and report it with the policy");
+            .hints.push_back(failure->module_missing
+                                 ? "bwc's installation is incomplete: reinstall it, or compile with --backend=maps"
+                                 : "this is a bwc bug: compile with --backend=maps meanwhile, and report it with "
+                                   "the policy");
         return std::nullopt;
     }
     return std::move(std::get<std::vector<std::byte>>(object));
