@@ -31,6 +31,7 @@
 #include <optional>
 #include <sys/fsuid.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -44,6 +45,7 @@ struct Invocation {
     bool setuid_mode;
     std::vector<std::string> caller_env;
     sigset_t original_mask;
+    mode_t caller_umask;
 };
 
 bool kernel_lacks_bpf_lsm()
@@ -115,7 +117,8 @@ int run(const Options& o, const Invocation& inv)
     if (!rt::valid_sandbox_name(name))
         throw rt::Failure(fmt::format("invalid sandbox name `{}`: use 1-64 letters, digits, `.`, `_` or `-`", name));
 
-    Launch launch{decide_credentials(o, inv.setuid_mode), o.cwd, apply_env_rules(inv.caller_env, o.env), {}};
+    Launch launch{decide_credentials(o, inv.setuid_mode), o.cwd, apply_env_rules(inv.caller_env, o.env), {},
+                  inv.caller_umask};
     launch.argv = program_argv(o, launch);
     const auto audit = open_audit(o.audit, inv.setuid_mode);
     const int signal_fd = block_forwarded_signals();
@@ -189,9 +192,13 @@ int run(const Options& o, const Invocation& inv)
 
 int main(int argc, char** argv)
 {
-    Invocation inv{argc, argv, setuid_mode(), {}, {}};
+    Invocation inv{argc, argv, setuid_mode(), {}, {}, 0};
     // Before anything reads the environment: in setuid mode it is the caller's to control.
     inv.caller_env = take_environment(inv.setuid_mode);
+    // The caller's umask is the program's; with root's rights bwrun creates files with its own.
+    inv.caller_umask = umask(022);
+    if (!inv.setuid_mode)
+        umask(inv.caller_umask);
     sigprocmask(SIG_SETMASK, nullptr, &inv.original_mask);
     int exit_code = 0;
     const auto options = parse_args(argc, argv, exit_code);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <linux/sched.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -94,6 +95,7 @@ pid_t spawn_in_cgroup(const rt::Cgroup& cgroup, const Launch& launch, const sigs
         return static_cast<pid_t>(pid);
 
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    umask(launch.umask);
     if (const char* err = drop_to(launch.credentials))
         child_fail(err, errno, kExitFailure);
     // Entered as the program's user: it sees only the folders that user may enter.

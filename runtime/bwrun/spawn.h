@@ -9,6 +9,7 @@
 
 #include <csignal>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace bw::bwrun {
@@ -20,6 +21,7 @@ struct Launch {
     std::string cwd;                 // empty: bwrun's
     std::vector<std::string> env;    // NAME=VALUE
     std::vector<std::string> argv;   // PROGRAM and ARGS
+    mode_t umask = 022;              // the caller's
 };
 
 // The program's environment: the caller's with the --setenv/--unsetenv/--clearenv rules applied in order.
