@@ -371,6 +371,24 @@ else
     fail "[oracle] prepare: $(tail -n 20 "$log/oracle-prepare.log")"
 fi
 
+# bwrun --vm on this host, which cannot enforce: the command runs again in the VM and is
+# confined there (the file is on the host, seen by the guest through the shared root).
+echo "allowed by vm-check" >"$log/vm-ok"
+echo "vm secret" >"$log/vm-secret"
+printf 'policy "vm-check" {\n    default allow\n    deny read %s\n}\n' "$log/vm-secret" >"$log/vm-check.bwp"
+if "$bin/bwc" "$log/vm-check.bwp" -o "$log/vm-check.o" 2>"$log/vm-check.err"; then
+    "$bin/bwrun" --vm "$log/vm-check.o" -- sh -c "cat $log/vm-ok && cat $log/vm-secret" >"$log/vm.out" 2>"$log/vm.err"
+    rc=$?
+    if [ "$rc" = 1 ] && [ "$(cat "$log/vm.out")" = "allowed by vm-check" ] &&
+        grep -q "running in the VM" "$log/vm.err" && grep -qF "denied read $log/vm-secret by" "$log/vm.err"; then
+        pass "[host] bwrun --vm runs the sandbox in the VM, confined, and returns its status"
+    else
+        fail "[host] bwrun --vm: status $rc: $(cat "$log/vm.out" "$log/vm.err" | head -c 600)"
+    fi
+else
+    fail "[host] bwrun --vm: the check policy does not compile: $(cat "$log/vm-check.err")"
+fi
+
 # A kernel booted without the BPF LSM: bwrun explains in one line and points at bwvm.
 scripts/bwvm --kernel-arg lsm=landlock,yama -- "$bin/bwrun" "$log/demo.o" -- true >"$log/nolsm.out" 2>&1
 rc=$?

@@ -1,4 +1,5 @@
 // bwctl: inspects and controls running sandboxes.
+#include "cleanup.h"
 #include "enforcer.h"
 #include "failure.h"
 #include "registry.h"
@@ -34,11 +35,14 @@ int cmd_list()
     // bwrun holds the lock from loading a sandbox's policy until its record is written, so
     // a sandbox whose program already runs is never missing from the list.
     const rt::StateLock lock;
+    // A sandbox whose bwrun died (and whose watchdog did not end it) is ended here: its
+    // processes killed, then its policy lifted. Those that survive SIGKILL stay, confined.
+    for (const auto& name : rt::collect_orphans())
+        std::fprintf(stderr, "bwctl: orphaned sandbox %s has processes that survive SIGKILL; it stays confined\n",
+                     name.c_str());
     const auto sandboxes = rt::list_sandboxes();
     std::printf("%-24s %-8s %-8s %-16s %-8s %s\n", "NAME", "PID", "STATE", "POLICY", "UPTIME", "CGROUP");
     for (const auto& s : sandboxes) {
-        // A sandbox whose bwrun died stays confined (its tables stay pinned) but nobody
-        // supervises it any more.
         const char* state = rt::supervisor_alive(s) ? "running" : "orphaned";
         std::printf("%-24s %-8d %-8s %-16s %-8s %s\n", s.name.c_str(), s.main_pid, state, s.policy.c_str(),
                     uptime(s.started).c_str(), s.cgroup.c_str());

@@ -60,6 +60,18 @@ Cgroup Cgroup::create(const std::string& name)
     return Cgroup(path, fd, static_cast<std::uint64_t>(st.st_ino));
 }
 
+std::optional<Cgroup> Cgroup::open_existing(const std::string& path, std::uint64_t id)
+{
+    const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st{};
+    if (fd < 0 || fstat(fd, &st) != 0 || static_cast<std::uint64_t>(st.st_ino) != id) {
+        if (fd >= 0)
+            close(fd);
+        return std::nullopt;
+    }
+    return Cgroup(path, fd, id);
+}
+
 Cgroup::Cgroup(Cgroup&& o) noexcept
     : path_(std::move(o.path_)), fd_(o.fd_), id_(o.id_), removed_(o.removed_)
 {
@@ -71,8 +83,7 @@ Cgroup::~Cgroup()
 {
     if (fd_ >= 0)
         close(fd_);
-    if (!removed_)
-        rmdir(path_.c_str());
+    remove();
 }
 
 bool Cgroup::populated() const
@@ -113,7 +124,10 @@ bool Cgroup::remove()
 {
     if (removed_)
         return true;
-    if (rmdir(path_.c_str()) != 0 && errno != ENOENT)
+    // Another sandbox may have taken the name since (our supervisor died): never remove it.
+    struct stat st{};
+    const bool ours = stat(path_.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_ino) == id_;
+    if (ours && rmdir(path_.c_str()) != 0 && errno != ENOENT)
         return false;
     removed_ = true;
     // The shared parent goes with the last sandbox; it stays while others use it.

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace bw::rt {
@@ -15,6 +16,9 @@ class Cgroup {
 public:
     // Creates <cgroup2>/bumblewrap/<name>; fails if it exists.
     static Cgroup create(const std::string& name);
+    // The cgroup of a sandbox whose bwrun died; nullopt when it is gone or is no longer
+    // the cgroup with this id (a new sandbox took the name).
+    static std::optional<Cgroup> open_existing(const std::string& path, std::uint64_t id);
     Cgroup(Cgroup&&) noexcept;
     Cgroup& operator=(Cgroup&&) = delete;
     ~Cgroup();
@@ -26,7 +30,7 @@ public:
     // Kills every process left inside and waits until the cgroup is empty; false if
     // processes remain after `timeout`.
     bool kill_all(std::chrono::milliseconds timeout);
-    // Removes the directory; false while processes remain.
+    // Removes the directory, if it is still this cgroup; false while processes remain.
     bool remove();
 
 private:

@@ -97,7 +97,7 @@ void fill_array(int fd, const char* name, std::uint32_t value_size, std::uint32_
     remove_pins(dir);
     const auto lsms = active_lsms();
     if (lsms && lsms->find("bpf") == std::string::npos)
-        throw Failure(bpf_lsm_missing_message(lsms));
+        throw CannotEnforce(bpf_lsm_missing_message(lsms));
     fail_errno(what, err);
 }
 
@@ -168,7 +168,7 @@ void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
         // With the BPF LSM active, EINVAL is the verifier's refusal, not a missing LSM.
         const bool lsm_missing = lsms ? lsms->find("bpf") == std::string::npos : err == -EINVAL;
         if (err == -EPERM || lsm_missing)
-            throw Failure(bpf_lsm_missing_message(lsms));
+            throw CannotEnforce(bpf_lsm_missing_message(lsms));
         fail_errno(fmt::format("cannot load the enforcement program on {} (run with LIBBPF_LOG=debug for the "
                                "verifier log)",
                                running_kernel(artifact.policy.kernel.min_kernel)),
@@ -246,6 +246,24 @@ Enforcer Enforcer::open(const artifact::Artifact& artifact)
     if (artifact.policy.backend == artifact::Backend::C)
         return Enforcer(dir, pinned(dir, kSandboxes), -1, -1, pinned(dir, kEvents));
     return Enforcer(dir, pinned(dir, kSandboxes), pinned(dir, kTrans), pinned(dir, kAccepts), pinned(dir, kEvents));
+}
+
+Enforcer Enforcer::reopen(const std::string& pin_dir)
+{
+    // Per-sandbox tables exist only in the map backend; a specialised program's pinned
+    // arrays are its own and hold no sandbox's entry.
+    auto per_sandbox = [&](const char* name) {
+        const int fd = bpf_obj_get((pin_dir + "/" + name).c_str());
+        bpf_map_info info{};
+        std::uint32_t len = sizeof info;
+        if (fd >= 0 && (bpf_obj_get_info_by_fd(fd, &info, &len) != 0 || info.type != BPF_MAP_TYPE_HASH_OF_MAPS)) {
+            close(fd);
+            return -1;
+        }
+        return fd;
+    };
+    const int sandboxes = pinned(pin_dir, kSandboxes);
+    return Enforcer(pin_dir, sandboxes, per_sandbox(kTrans), per_sandbox(kAccepts), pinned(pin_dir, kEvents));
 }
 
 Enforcer::Enforcer(std::string pin_dir, int sandboxes, int trans, int accepts, int events)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "artifact/artifact.h"
+#include "failure.h"
 
 #include <cstdint>
 #include <string>
@@ -23,11 +24,21 @@ private:
     int fd_ = -1;
 };
 
+// This kernel cannot run the BPF LSM (not active, or loading LSM programs is refused):
+// bwrun --vm then runs the sandbox in the VM runner instead.
+class CannotEnforce : public Failure {
+public:
+    using Failure::Failure;
+};
+
 class Enforcer {
 public:
     // Opens the pinned program for this artifact's build, loading and attaching it first
     // if no sandbox runs it yet. Call with the StateLock held.
     static Enforcer open(const artifact::Artifact& artifact);
+    // The pinned program of a sandbox whose bwrun died, to lift its policy once its
+    // cgroup is empty. Call with the StateLock held.
+    static Enforcer reopen(const std::string& pin_dir);
     Enforcer(Enforcer&&) noexcept;
     Enforcer& operator=(Enforcer&&) = delete;
     ~Enforcer();

@@ -49,6 +49,8 @@ std::optional<SandboxRecord> read_record(const std::string& path)
             r.policy = value;
         else if (key == "artifact")
             r.artifact = value;
+        else if (key == "pin_dir")
+            r.pin_dir = value;
         else if (key == "started")
             r.started = std::stoll(value);
     }
@@ -102,7 +104,7 @@ void register_sandbox(const SandboxRecord& r)
         std::ofstream out(tmp, std::ios::trunc);
         out << "name=" << r.name << "\ncgroup=" << r.cgroup << "\ncgroup_id=" << r.cgroup_id
             << "\nmain_pid=" << r.main_pid << "\nsupervisor_pid=" << r.supervisor_pid << "\npolicy=" << r.policy
-            << "\nartifact=" << r.artifact << "\nstarted=" << r.started << "\n";
+            << "\nartifact=" << r.artifact << "\npin_dir=" << r.pin_dir << "\nstarted=" << r.started << "\n";
         if (!out.flush())
             fail_errno("cannot write " + tmp);
     }
@@ -110,9 +112,11 @@ void register_sandbox(const SandboxRecord& r)
         fail_errno("cannot write " + path);
 }
 
-void unregister_sandbox(const std::string& name)
+void unregister_sandbox(const std::string& name, pid_t supervisor_pid)
 {
-    unlink(record_path(name).c_str());
+    const auto path = record_path(name);
+    if (const auto r = read_record(path); r && r->supervisor_pid == supervisor_pid)
+        unlink(path.c_str());
 }
 
 std::vector<SandboxRecord> list_sandboxes()

@@ -18,6 +18,7 @@ struct SandboxRecord {
     pid_t supervisor_pid = 0;  // bwrun
     std::string policy;        // policy name
     std::string artifact;      // path of policy.o
+    std::string pin_dir;       // the enforcer's pins, to lift the policy of an orphan
     std::int64_t started = 0;  // unix time
 };
 
@@ -29,7 +30,9 @@ std::string default_sandbox_name(const std::string& policy_name, int pid);
 
 // Creates the record; fails if a live sandbox already has the name. Call under StateLock.
 void register_sandbox(const SandboxRecord& record);
-void unregister_sandbox(const std::string& name);
+// Removes the record if it is still the one of this supervisor (after a supervisor died,
+// a new sandbox may have taken the name).
+void unregister_sandbox(const std::string& name, pid_t supervisor_pid);
 std::vector<SandboxRecord> list_sandboxes();
 // Whether the supervising bwrun still runs.
 bool supervisor_alive(const SandboxRecord& record);

@@ -318,6 +318,262 @@ test_program_not_found() {
     expect_status 127 && grep -q "cannot run /usr/bin/does-not-exist" "$out/stderr" || fail "$(cat "$out/stderr")"
 }
 
+# --- bwrun: options, audit, signals, fail-closed, setuid ------------------------------
+
+# wait_for FILE [TENTHS]: waits until FILE exists (default 10 s).
+wait_for() {
+    local n=0
+    until [ -e "$1" ]; do
+        sleep 0.1
+        n=$((n + 1))
+        [ $n -lt "${2:-100}" ] || return 1
+    done
+}
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+test_run_usage_errors() {
+    local args
+    for args in "--uid abc $W/base.o true" "--gid -1 $W/base.o true" "--setenv NOVALUE $W/base.o true" \
+        "--unsetenv A=B $W/base.o true" "--cwd" "--user root --uid 0 $W/base.o true" "--bogus $W/base.o true" ""; do
+        # shellcheck disable=SC2086
+        bwrun $args >"$out/stdout" 2>"$out/stderr"
+        local rc=$?
+        [ $rc = 2 ] && [ "$(wc -l <"$out/stderr")" -le 3 ] && grep -q "^bwrun: " "$out/stderr" ||
+            fail "bwrun $args: status $rc, stderr $(cat "$out/stderr")"
+    done
+}
+
+test_run_uid_gid() {
+    bwrun --uid 65534 --gid 65534 "$W/base.o" -- sh -c 'echo $(id -u) $(id -g) $(id -G)' >"$out/stdout" 2>"$out/stderr"
+    [ $? = 0 ] && [ "$(cat "$out/stdout")" = "65534 65534 65534" ] || fail "ids: $(cat "$out/stdout" "$out/stderr")"
+    # The dropped program is still confined, and cannot read what root could.
+    bwrun --uid 65534 --gid 65534 "$W/base.o" -- cat "$W/secret" >"$out/stdout" 2>"$out/stderr"
+    [ $? = 1 ] && [ ! -s "$out/stdout" ] || fail "secret read as 65534: $(cat "$out/stdout")"
+}
+
+test_run_sudo_default_user() {
+    SUDO_UID=65534 SUDO_GID=65534 bwrun "$W/base.o" -- id -u >"$out/stdout" 2>"$out/stderr"
+    [ "$(cat "$out/stdout")" = 65534 ] || fail "under sudo ran as $(cat "$out/stdout" "$out/stderr")"
+    SUDO_UID=65534 SUDO_GID=65534 bwrun --user root "$W/base.o" -- id -u >"$out/stdout" 2>"$out/stderr"
+    [ "$(cat "$out/stdout")" = 0 ] || fail "--user root ran as $(cat "$out/stdout" "$out/stderr")"
+    bwrun --user nobody "$W/base.o" -- id -u >"$out/stdout" 2>"$out/stderr"
+    [ "$(cat "$out/stdout")" = 65534 ] || fail "--user nobody ran as $(cat "$out/stdout" "$out/stderr")"
+    bwrun --user no-such-user "$W/base.o" -- id -u >"$out/stdout" 2>"$out/stderr"
+    [ $? = 125 ] && grep -q "no user \`no-such-user\`" "$out/stderr" || fail "unknown user: $(cat "$out/stderr")"
+}
+
+test_run_cwd() {
+    bwrun --cwd "$W/allowed" "$W/base.o" -- cat file >"$out/stdout" 2>"$out/stderr"
+    [ $? = 0 ] && [ "$(cat "$out/stdout")" = "allowed content" ] || fail "--cwd: $(cat "$out/stdout" "$out/stderr")"
+    bwrun --cwd "$W/no-such-dir" "$W/base.o" -- true >"$out/stdout" 2>"$out/stderr"
+    [ $? = 125 ] && grep -q "cannot enter the working directory $W/no-such-dir" "$out/stderr" ||
+        fail "bad --cwd: $(cat "$out/stderr")"
+}
+
+test_run_env_rules() {
+    A=outer bwrun --clearenv --setenv A=1 --setenv PATH=/usr/bin --unsetenv A --setenv B=x=y "$W/base.o" -- \
+        /usr/bin/env >"$out/stdout" 2>"$out/stderr"
+    [ "$(cat "$out/stdout")" = "$(printf 'PATH=/usr/bin\nB=x=y')" ] || fail "env: $(cat "$out/stdout" "$out/stderr")"
+    KEEP=kept DROP=dropped bwrun --unsetenv DROP --setenv KEEP=changed "$W/base.o" -- /usr/bin/env >"$out/stdout"
+    grep -qx KEEP=changed "$out/stdout" && ! grep -q DROP "$out/stdout" && grep -q '^PATH=' "$out/stdout" ||
+        fail "env kept: $(cat "$out/stdout")"
+}
+
+test_run_no_program_starts_shell() {
+    echo 'exit 5' | SHELL=/usr/bin/dash bwrun "$W/base.o" >"$out/stdout" 2>"$out/stderr"
+    [ $? = 5 ] || fail "\$SHELL not run: $(cat "$out/stderr")"
+    # Without $SHELL: root's passwd entry names bash.
+    echo 'echo "$BASH_VERSION"; exit 6' | env -u SHELL "$bin/bwrun" "$W/base.o" >"$out/stdout" 2>"$out/stderr"
+    [ $? = 6 ] && [ -n "$(cat "$out/stdout")" ] || fail "passwd shell not run: $(cat "$out/stdout" "$out/stderr")"
+}
+
+test_run_audit_all_stderr_limited() {
+    rm -f "$W/log/audit.jsonl"
+    local start=$SECONDS
+    # Bursts of 25 with pauses: the kernel's ring buffer holds ~60 denials of full-size paths.
+    bwrun --name audited --audit "$W/log/audit.jsonl" "$W/base.o" -- sh -c "i=0; while [ \$i -lt 1000 ]; do
+        true <$W/secret 2>/dev/null; i=\$((i + 1)); [ \$((i % 25)) = 0 ] && sleep 0.02; done; exit 0" \
+        >"$out/stdout" 2>"$out/stderr"
+    local rc=$? secs=$((SECONDS - start + 1))
+    [ $rc = 0 ] || fail "status $rc: $(head -c 300 "$out/stderr")"
+    local shown
+    shown=$(grep -c "denied read $W/secret" "$out/stderr")
+    [ "$shown" -ge 1 ] && [ "$shown" -le $((20 * secs)) ] || fail "$shown denial lines on stderr in ${secs}s"
+    grep -q "more denials not shown (over 20 a second); the audit file has them all" "$out/stderr" ||
+        fail "no suppression line: $(tail -n 3 "$out/stderr")"
+    grep -q "^bwrun: 1000 accesses denied in sandbox audited$" "$out/stderr" || fail "summary: $(tail -n 1 "$out/stderr")"
+    /usr/bin/python3 - "$W/log/audit.jsonl" "$W" "$here/policies/base.bwp" <<'EOF' || fail "audit file wrong"
+import json, re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+assert len(lines) == 1000, len(lines)
+for line in lines:
+    e = json.loads(line)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", e["time"]), e
+    assert e["sandbox"] == "audited" and e["policy"] == "e2e-base", e
+    assert re.fullmatch(r"[0-9a-f]{64}", e["policy_sha256"]), e
+    assert e["comm"] == "sh" and e["access"] == "read" and e["pid"] > 0, e
+    assert e["path"] == sys.argv[2] + "/secret", e
+    assert e["rule"] == "deny all /tmp/bw-e2e/secret" and e["rule_file"].endswith("base.bwp"), e
+    with open(sys.argv[3]) as f:
+        assert f.read().splitlines()[e["rule_line"] - 1].strip() == e["rule"], e
+EOF
+}
+
+test_run_audit_unresolvable_path() {
+    rm -f "$W/log/audit2.jsonl"
+    /usr/bin/python3 "$here/deep_path.py" create "$W/allowed" 21 200 >/dev/null || { fail "cannot build"; return; }
+    bwrun --audit "$W/log/audit2.jsonl" "$W/base.o" -- /usr/bin/python3 "$W/shared/deep_path.py" open "$W/allowed" 21 200 \
+        >"$out/stdout" 2>"$out/stderr"
+    /usr/bin/python3 -c '
+import json, sys
+e = [json.loads(l) for l in open(sys.argv[1])]
+assert len(e) == 1 and "path" not in e[0] and e[0]["path_error"], e
+' "$W/log/audit2.jsonl" || fail "path error not audited: $(cat "$W/log/audit2.jsonl")"
+}
+
+test_run_signals_forwarded() {
+    rm -f "$W/shared/"{up,usr1,term}
+    "$bin/bwrun" --name signalled "$W/base.o" -- sh -c "trap 'touch $W/shared/usr1' USR1;
+        trap 'touch $W/shared/term; exit 42' TERM; touch $W/shared/up; while :; do sleep 0.05; done" \
+        >"$out/stdout" 2>"$out/stderr" &
+    local pid=$!
+    wait_for "$W/shared/up" || { fail "sandbox did not start"; kill -9 $pid; return; }
+    kill -USR1 $pid
+    wait_for "$W/shared/usr1" 50 || fail "USR1 not passed on"
+    kill -TERM $pid
+    wait $pid
+    local rc=$?
+    [ $rc = 42 ] && [ -e "$W/shared/term" ] || fail "TERM: status $rc, trap ran: $(ls "$W/shared")"
+    "$bin/bwrun" --name sleeper "$W/base.o" -- sleep 1000 >"$out/stdout" 2>"$out/stderr" &
+    pid=$!
+    wait_for /run/bumblewrap/sandboxes/sleeper || { fail "sleeper did not start"; kill -9 $pid; return; }
+    kill -TERM $pid
+    wait $pid
+    rc=$?
+    [ $rc = 143 ] || fail "killed by TERM: status $rc, $(cat "$out/stderr")"
+    [ ! -e /sys/fs/cgroup/bumblewrap/sleeper ] && [ ! -e /run/bumblewrap/sandboxes/sleeper ] ||
+        fail "sandbox left behind"
+}
+
+# fail_closed_loop NAME: starts a sandbox that keeps trying to read the secret; sets $pid
+# (bwrun) and $loop (the program).
+fail_closed_loop() {
+    rm -f "$W/shared/"{loop.pid,leaked,beat}
+    "$bin/bwrun" --quiet --name "$1" "$W/base.o" -- sh -c "echo \$\$ >$W/shared/loop.pid; while :; do
+        if cat $W/secret >/dev/null 2>&1; then touch $W/shared/leaked; fi; touch $W/shared/beat; done" \
+        >"$out/stdout" 2>"$out/stderr" &
+    pid=$!
+    wait_for "$W/shared/beat" || return 1
+    loop=$(cat "$W/shared/loop.pid")
+}
+
+test_run_sigkill_fails_closed() {
+    local pid loop
+    fail_closed_loop failclosed || { fail "loop did not start"; return; }
+    sleep 0.3
+    kill -KILL $pid
+    wait $pid 2>/dev/null
+    local n=0
+    until gone "$loop"; do
+        sleep 0.1
+        n=$((n + 1))
+        [ $n -lt 50 ] || { fail "sandboxed loop still runs 5 s after bwrun was killed"; kill -9 "$loop"; return; }
+    done
+    n=0
+    until [ ! -e /run/bumblewrap/sandboxes/failclosed ]; do
+        sleep 0.1
+        n=$((n + 1))
+        [ $n -lt 100 ] || { fail "watchdog did not clean up"; return; }
+    done
+    [ ! -e "$W/shared/leaked" ] || fail "the secret was read after bwrun died"
+    test_nothing_left_behind
+}
+
+test_run_orphan_stays_confined_until_collected() {
+    local pid loop
+    fail_closed_loop orphan || { fail "loop did not start"; return; }
+    # Kill the watchdog too: the sandbox must stay confined, and bwctl list ends it.
+    local w
+    for w in $(ps -o pid= --ppid "$pid"); do
+        [ "$w" = "$loop" ] || kill -KILL "$w"
+    done
+    kill -KILL $pid
+    wait $pid 2>/dev/null
+    rm -f "$W/shared/beat"
+    wait_for "$W/shared/beat" 50 || fail "the orphan stopped running on its own"
+    sleep 0.5
+    [ ! -e "$W/shared/leaked" ] || fail "the orphan read the secret"
+    bwctl list >"$out/list" 2>&1
+    gone "$loop" || fail "bwctl list left the orphan running: $(cat "$out/list")"
+    ! grep -q "^orphan " "$out/list" || fail "orphan still listed: $(cat "$out/list")"
+    [ ! -e "$W/shared/leaked" ] || fail "the secret was read"
+    test_nothing_left_behind
+}
+
+# setuid_setup: a setuid-root copy of bwrun, a folder anyone may write, and a library that
+# leaves a marker (owned by whoever loaded it) when loaded.
+setuid_setup() {
+    mkdir -p "$W/suid" "$W/evil" "$W/markers"
+    chmod 1777 "$W/markers"
+    install -m 4755 -o root -g root "$bin/bwrun" "$W/suid/bwrun" || return 1
+    printf '#include <fcntl.h>\n#include <stdio.h>\n#include <unistd.h>\n__attribute__((constructor)) static void mark(void) {
+    char p[256]; snprintf(p, sizeof p, "%s/markers/lib-%%d", "%s", (int)getpid()); close(open(p, O_CREAT | O_WRONLY, 0644)); }\n' \
+        "$W" >"$W/evil/mark.c"
+    gcc -shared -fPIC -o "$W/evil/libmark.so" "$W/evil/mark.c" || return 1
+    local tool
+    for tool in sh bash bwvm modprobe mount umount cat id ls true bpftool mkdir rm kmod env qemu-system-x86_64 clang; do
+        printf '#!/bin/sh\ntouch %s/markers/path-%s-$$\n' "$W" "$tool" >"$W/evil/$tool"
+        chmod 755 "$W/evil/$tool"
+    done
+}
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+test_run_setuid_confines_as_caller() {
+    setuid_setup || { fail "setup failed"; return; }
+    as_nobody "$W/suid/bwrun" "$W/base.o" -- sh -c 'id -u; cat /tmp/bw-e2e/secret' >"$out/stdout" 2>"$out/stderr"
+    local rc=$?
+    [ $rc = 1 ] && [ "$(cat "$out/stdout")" = 65534 ] || fail "status $rc, $(cat "$out/stdout" "$out/stderr")"
+    expect_denial "$W/secret" "deny all /tmp/bw-e2e/secret"
+    as_nobody "$W/suid/bwrun" --user root "$W/base.o" -- id -u >"$out/stdout" 2>"$out/stderr"
+    [ $? = 125 ] && [ ! -s "$out/stdout" ] && grep -q "cannot name anyone else" "$out/stderr" ||
+        fail "--user root accepted: $(cat "$out/stdout" "$out/stderr")"
+    as_nobody "$W/suid/bwrun" --vm "$W/base.o" -- true >"$out/stdout" 2>"$out/stderr"
+    [ $? = 125 ] && grep -q -- "--vm is refused" "$out/stderr" || fail "--vm accepted: $(cat "$out/stderr")"
+}
+
+test_run_setuid_hostile_environment() {
+    setuid_setup || { fail "setup failed"; return; }
+    rm -f "$W/markers/"*
+    # The library works: loaded by an unprivileged program, it leaves a marker.
+    as_nobody env LD_PRELOAD="$W/evil/libmark.so" /usr/bin/true
+    [ -n "$(ls "$W/markers")" ] || { fail "the marker library does not work"; return; }
+    rm -f "$W/markers/"*
+    as_nobody env PATH="$W/evil:/usr/bin" LD_PRELOAD="$W/evil/libmark.so" LD_LIBRARY_PATH="$W/evil" \
+        /usr/bin/bash -c "exec -a $W/evil/bwvm $W/suid/bwrun $W/base.o -- /usr/bin/cat $W/allowed/file" \
+        >"$out/stdout" 2>"$out/stderr"
+    local rc=$?
+    [ $rc = 0 ] && [ "$(cat "$out/stdout")" = "allowed content" ] || fail "status $rc: $(cat "$out/stderr")"
+    local root_marks
+    root_marks=$(find "$W/markers" -mindepth 1 -user 0)
+    [ -z "$root_marks" ] || fail "code chosen by the caller ran as root: $root_marks"
+}
+
+test_run_setuid_refuses_writable_artifact() {
+    setuid_setup || { fail "setup failed"; return; }
+    mkdir -p "$W/userdir"
+    cp "$W/base.o" "$W/userdir/user.o"
+    chown 65534 "$W/userdir/user.o"
+    as_nobody "$W/suid/bwrun" "$W/userdir/user.o" -- true >"$out/stdout" 2>"$out/stderr"
+    [ $? = 125 ] && grep -q "refusing $W/userdir/user.o (owner uid 65534" "$out/stderr" ||
+        fail "user-owned artifact: $(cat "$out/stderr")"
+    cp "$W/base.o" "$W/markers/root.o"
+    as_nobody "$W/suid/bwrun" "$W/markers/root.o" -- true >"$out/stdout" 2>"$out/stderr"
+    [ $? = 125 ] && grep -q "refusing folder $W/markers" "$out/stderr" ||
+        fail "artifact in a world-writable folder: $(cat "$out/stderr")"
+    # Root itself may use any artifact.
+    bwrun "$W/userdir/user.o" -- true || fail "root refused"
+}
+
 echo "kernel $(uname -r), LSMs $(cat /sys/kernel/security/lsm), backend $backend"
 if ! setup; then
     echo "not ok setup: policies did not compile"
@@ -329,7 +585,11 @@ for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed writ
     glob_deny_inside_allow policy_that_denies_nothing denied_path_over_96_bytes path_over_4000_bytes_allowed \
     path_over_4000_bytes_denied path_beyond_path_max_fails_closed outside_unaffected \
     two_sandboxes_at_once bwctl_list_shows_sandbox exit_status_0 exit_status_3 exit_status_sigkill \
-    background_children_killed bad_artifact program_not_found nothing_left_behind}; do
+    background_children_killed bad_artifact program_not_found \
+    run_usage_errors run_uid_gid run_sudo_default_user run_cwd run_env_rules run_no_program_starts_shell \
+    run_audit_all_stderr_limited run_audit_unresolvable_path run_signals_forwarded run_sigkill_fails_closed \
+    run_orphan_stays_confined_until_collected run_setuid_confines_as_caller run_setuid_hostile_environment \
+    run_setuid_refuses_writable_artifact nothing_left_behind}; do
     run "$t"
 done
 # bwrun's own failures exit 125; the program's status (denied or not) is beside the point.

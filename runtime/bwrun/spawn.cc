@@ -1,0 +1,111 @@
+#include "spawn.h"
+
+#include "failure.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <linux/sched.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace bw::bwrun {
+
+namespace {
+
+bool has_name(const std::string& entry, const std::string& name)
+{
+    return entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=';
+}
+
+std::vector<char*> pointers(const std::vector<std::string>& strings)
+{
+    std::vector<char*> out;
+    for (const auto& s : strings)
+        out.push_back(const_cast<char*>(s.c_str()));
+    out.push_back(nullptr);
+    return out;
+}
+
+// In the child, which must not run bwrun's exit handlers or flush its stdio buffers.
+[[noreturn]] void child_fail(const std::string& what, int err, int status)
+{
+    const std::string line = "bwrun: " + what + ": " + std::strerror(err) + "\n";
+    [[maybe_unused]] const auto written = write(STDERR_FILENO, line.data(), line.size());
+    _exit(status);
+}
+
+} // namespace
+
+std::vector<std::string> apply_env_rules(std::vector<std::string> env, const std::vector<EnvRule>& rules)
+{
+    for (const auto& r : rules) {
+        if (r.kind == EnvRule::Kind::Clear) {
+            env.clear();
+            continue;
+        }
+        const auto it = std::find_if(env.begin(), env.end(), [&](const auto& e) { return has_name(e, r.name); });
+        if (r.kind == EnvRule::Kind::Unset) {
+            if (it != env.end())
+                env.erase(it);
+        } else if (it != env.end()) {
+            *it = r.name + "=" + r.value;
+        } else {
+            env.push_back(r.name + "=" + r.value);
+        }
+    }
+    return env;
+}
+
+std::vector<std::string> program_argv(const Options& o, const Launch& launch)
+{
+    std::vector<std::string> argv;
+    for (const char* a : o.command) {
+        if (a != nullptr)
+            argv.emplace_back(a);
+    }
+    if (!argv.empty())
+        return argv;
+    for (const auto& e : launch.env) {
+        if (has_name(e, "SHELL") && e.size() > 6)
+            return {e.substr(6)};
+    }
+    if (!launch.credentials.shell.empty())
+        return {launch.credentials.shell};
+    return {"/bin/sh"};
+}
+
+pid_t spawn_in_cgroup(const rt::Cgroup& cgroup, const Launch& launch, const sigset_t& old_mask, int& pidfd)
+{
+    auto argv = pointers(launch.argv);
+    auto env = pointers(launch.env);
+    clone_args args{};
+    args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
+    args.pidfd = reinterpret_cast<std::uintptr_t>(&pidfd);
+    args.exit_signal = SIGCHLD;
+    args.cgroup = static_cast<std::uint64_t>(cgroup.fd());
+    const long pid = syscall(SYS_clone3, &args, sizeof args);
+    if (pid < 0)
+        rt::fail_errno("cannot start the program inside cgroup " + cgroup.path() + " (clone3 needs Linux 5.7+)");
+    if (pid != 0)
+        return static_cast<pid_t>(pid);
+
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    umask(launch.umask);
+    if (const char* err = drop_to(launch.credentials))
+        child_fail(err, errno, kExitFailure);
+    // Entered as the program's user: it sees only the folders that user may enter.
+    if (!launch.cwd.empty() && chdir(launch.cwd.c_str()) != 0)
+        child_fail("cannot enter the working directory " + launch.cwd, errno, kExitFailure);
+    // execvp searches the program's PATH, as the program's user, never bwrun's.
+    environ = env.data();
+    execvp(argv[0], argv.data());
+    const int err = errno;
+    child_fail(std::string("cannot run ") + argv[0], err, err == ENOENT ? kExitNotFound : kExitCannotExec);
+}
+
+} // namespace bw::bwrun

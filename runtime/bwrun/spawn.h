@@ -1,0 +1,37 @@
+// Starting the program: directly inside the sandbox's cgroup (clone3 with
+// CLONE_INTO_CGROUP: not one instruction runs unconfined), then, in the child, its
+// credentials, working directory and environment, then exec.
+#pragma once
+
+#include "cgroup.h"
+#include "credentials.h"
+#include "options.h"
+
+#include <csignal>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace bw::bwrun {
+
+// Everything the child needs, prepared before the clone so that the child only makes
+// system calls.
+struct Launch {
+    Credentials credentials;
+    std::string cwd;                 // empty: bwrun's
+    std::vector<std::string> env;    // NAME=VALUE
+    std::vector<std::string> argv;   // PROGRAM and ARGS
+    mode_t umask = 022;              // the caller's
+};
+
+// The program's environment: the caller's with the --setenv/--unsetenv/--clearenv rules applied in order.
+std::vector<std::string> apply_env_rules(std::vector<std::string> env, const std::vector<EnvRule>& rules);
+
+// PROGRAM and ARGS, or the user's shell: $SHELL of the program's environment, else the
+// passwd entry's, else /bin/sh.
+std::vector<std::string> program_argv(const Options& options, const Launch& launch);
+
+// Returns the child's pid and sets `pidfd`. The child restores `old_mask` and never returns.
+pid_t spawn_in_cgroup(const rt::Cgroup& cgroup, const Launch& launch, const sigset_t& old_mask, int& pidfd);
+
+} // namespace bw::bwrun

@@ -1,0 +1,153 @@
+#include "supervise.h"
+
+#include "denials.h"
+#include "failure.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace bw::bwrun {
+
+namespace {
+
+// Denials are reported a moment after they happen: the denied program usually prints its
+// own error right then, and a report written in the middle of that line garbles both.
+constexpr auto kReportDelay = std::chrono::milliseconds(100);
+// A program denied in a loop must not bury its own output: at most this many lines a second.
+constexpr std::size_t kLinesPerSecond = 20;
+
+std::int64_t unix_ns()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+int status_of(const siginfo_t& info)
+{
+    if (info.si_code == CLD_EXITED)
+        return info.si_status;
+    return 128 + info.si_status;
+}
+
+} // namespace
+
+DenialReporter::DenialReporter(const artifact::PolicyData& policy, std::string sandbox, bool quiet, std::FILE* audit)
+    : policy_(policy), audit_context_{std::move(sandbox), &policy}, quiet_(quiet), audit_(audit)
+{
+}
+
+int DenialReporter::on_event(void* self, void* data, std::size_t size)
+{
+    auto* r = static_cast<DenialReporter*>(self);
+    if (size < offsetof(bw_event, path))
+        return 0;
+    bw_event e{};
+    std::memcpy(&e, data, std::min(size, sizeof e));
+    ++r->denials_;
+    if (r->audit_ != nullptr) {
+        const auto line = rt::audit_json(e, r->audit_context_, unix_ns());
+        std::fprintf(r->audit_, "%s\n", line.c_str());
+    }
+    if (!r->quiet_)
+        r->report(rt::describe_denial(e, r->policy_));
+    return 0;
+}
+
+void DenialReporter::report(const std::string& line)
+{
+    const auto now = std::chrono::steady_clock::now();
+    if (now - window_start_ >= std::chrono::seconds(1)) {
+        window_start_ = now;
+        shown_in_window_ = 0;
+    }
+    if (shown_in_window_ == kLinesPerSecond) {
+        ++suppressed_;
+        return;
+    }
+    ++shown_in_window_;
+    if (pending_.empty())
+        flush_at_ = now + kReportDelay;
+    pending_.push_back(line);
+}
+
+std::optional<std::chrono::steady_clock::time_point> DenialReporter::next_flush() const
+{
+    if (!pending_.empty())
+        return flush_at_;
+    if (suppressed_ > 0)
+        return window_start_ + std::chrono::seconds(1);
+    return std::nullopt;
+}
+
+void DenialReporter::flush(bool all)
+{
+    const auto now = std::chrono::steady_clock::now();
+    if (all || now >= flush_at_) {
+        for (const auto& line : pending_)
+            std::fprintf(stderr, "bwrun: %s\n", line.c_str());
+        pending_.clear();
+    }
+    if (suppressed_ > 0 && (all || now >= window_start_ + std::chrono::seconds(1))) {
+        std::fprintf(stderr, "bwrun: %zu more denial%s not shown (over %zu a second)%s\n", suppressed_,
+                     suppressed_ == 1 ? "" : "s", kLinesPerSecond, audit_ ? "; the audit file has them all" : "");
+        suppressed_ = 0;
+    }
+    if (audit_ != nullptr)
+        std::fflush(audit_);
+}
+
+int supervise(pid_t pid, int pidfd, int signal_fd, ring_buffer* ring, DenialReporter& reporter)
+{
+    const int ep = epoll_create1(EPOLL_CLOEXEC);
+    if (ep < 0)
+        rt::fail_errno("epoll_create1");
+    for (const int fd : {pidfd, signal_fd, ring_buffer__epoll_fd(ring)}) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.fd = fd;
+        if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+            rt::fail_errno("epoll_ctl");
+    }
+    for (;;) {
+        int timeout_ms = -1;
+        if (const auto at = reporter.next_flush()) {
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(*at - std::chrono::steady_clock::now());
+            timeout_ms = static_cast<int>(std::max<std::int64_t>(0, left.count()));
+        }
+        epoll_event ev[4];
+        const int n = epoll_wait(ep, ev, 4, timeout_ms);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            rt::fail_errno("epoll_wait");
+        for (int i = 0; i < n; ++i) {
+            const int fd = ev[i].data.fd;
+            if (fd == signal_fd) {
+                signalfd_siginfo si{};
+                if (read(signal_fd, &si, sizeof si) == sizeof si && si.ssi_code != SI_KERNEL)
+                    // Sent to bwrun by a process: pass it on. A terminal's signals already
+                    // reach the program through its process group.
+                    syscall(SYS_pidfd_send_signal, pidfd, si.ssi_signo, nullptr, 0);
+            } else if (fd == pidfd) {
+                siginfo_t info{};
+                if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED) != 0)
+                    rt::fail_errno("waitid");
+                close(ep);
+                return status_of(info);
+            } else {
+                ring_buffer__consume(ring);
+                reporter.flush(false);
+            }
+        }
+        if (n == 0)
+            reporter.flush(false);
+    }
+}
+
+} // namespace bw::bwrun

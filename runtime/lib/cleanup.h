@@ -1,0 +1,35 @@
+// Ending a sandbox, by its bwrun, by its watchdog when bwrun was killed, or by whoever
+// finds an orphan (a record whose supervisor is dead). The order is what keeps it fail
+// closed: processes are killed first, and the policy is lifted only from an empty cgroup.
+#pragma once
+
+#include "cgroup.h"
+#include "enforcer.h"
+#include "registry.h"
+
+#include <chrono>
+#include <vector>
+#include <string>
+
+namespace bw::rt {
+
+// How long processes get to die after cgroup.kill before we give up and leave them
+// confined.
+inline constexpr std::chrono::seconds kKillTimeout{10};
+
+// Kills what runs in the cgroup and, once it is empty, removes the sandbox's entry, its
+// cgroup and its record, and the program if no sandbox is left. Takes the StateLock for
+// that unless the caller holds it. False (everything left in place, still enforced) when
+// processes survive SIGKILL.
+bool end_sandbox(Enforcer& enforcer, Cgroup& cgroup, const std::string& name, pid_t supervisor_pid,
+                 bool lock_held);
+
+// The same for a sandbox whose bwrun died, from what its record holds: needs no handle
+// of bwrun's. Its program may already be unpinned, its cgroup gone.
+bool end_abandoned_sandbox(const SandboxRecord& record, bool lock_held);
+
+// Ends every registered sandbox whose bwrun is dead. Call with the StateLock held.
+// Returns the names of orphans that could not be ended.
+std::vector<std::string> collect_orphans();
+
+} // namespace bw::rt
