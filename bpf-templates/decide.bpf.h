@@ -33,16 +33,6 @@ static __always_inline int bw_hook_enter(struct bw_hook *h)
 	return h->sandbox != 0;
 }
 
-/* Pipes, sockets and memfds: objects no path names, reached only through a held fd. */
-static __always_inline int bw_on_internal_mount(const struct vfsmount *mnt)
-{
-	struct mount *real = bw_real_mount(mnt);
-	struct mnt_namespace *ns = 0;
-
-	bpf_core_read(&ns, sizeof(ns), &real->mnt_ns);
-	return (void *)ns == MNT_NS_INTERNAL;
-}
-
 static __always_inline __u32 bw_first_kind(__u32 kinds)
 {
 	return kinds ? __builtin_ctz(kinds) : BW_ACCESS_READ;
@@ -69,6 +59,14 @@ static int bw_check(const struct bw_hook *h, const struct vfsmount *mnt, struct 
 		return -EACCES;
 	}
 	start = bw_resolve_path(scratch->path, mnt, dentry);
+	/*
+	 * Files on kernel-internal mounts have no path a policy could name: pipes, sockets
+	 * and memfds reached through a held fd (fstat, ftruncate, reopening /proc/self/fd/N),
+	 * and the layers overlayfs opens for itself after the overlay's own path was
+	 * decided. They pass, except for exec: running or mapping a memfd is denied.
+	 */
+	if (start == -ENODEV && !(kinds & BW_KIND(BW_ACCESS_EXEC)))
+		return 0;
 	if (start < 0) {
 		bw_report(h->cgid, 0, start, bw_first_kind(kinds), h->sandbox->default_rule);
 		return -EACCES;

@@ -10,8 +10,9 @@
  *
  * It fails, and the hook denies, when the name cannot be trusted:
  *   -ENAMETOOLONG	the path does not fit in BW_PATH_MAX bytes, NUL included;
- *   -ENODEV		the file lives on a kernel-internal mount (pipe, socket, memfd):
- *			no path names it;
+ *   -ENODEV		the file lives on a kernel-internal mount (pipe, socket, memfd,
+ *			an overlayfs layer): no path names it (decide.bpf.h says which
+ *			accesses pass);
  *   -EXDEV		its mount is not attached to the task's namespace (a detached
  *			open_tree clone, a lazily unmounted tree), or the dentry is not
  *			connected to its mount's root;

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * metadata: stat, lstat, fstat, statx. fstat of a pipe, socket or memfd (a kernel-internal
- * mount, no path names it) passes: every stdio program asks it of its descriptors.
+ * metadata: stat, lstat, fstat, statx (fstat of a pipe or socket passes: decide.bpf.h).
  */
 #ifndef BUMBLEWRAP_HOOK_METADATA_H
 #define BUMBLEWRAP_HOOK_METADATA_H
@@ -15,7 +14,7 @@ int BPF_PROG(bw_inode_getattr, const struct path *path, int ret)
 
 	if (ret)
 		return ret;
-	if (!bw_hook_enter(&h) || bw_on_internal_mount(path->mnt))
+	if (!bw_hook_enter(&h))
 		return 0;
 	return bw_check(&h, path->mnt, path->dentry, BW_KIND(BW_ACCESS_METADATA));
 }

@@ -2,8 +2,7 @@
 /*
  * truncate(2) is a `write` of the file. ftruncate and open(O_TRUNC) need a file open for
  * writing, which file_open decided already (on 6.1 they also come here; from 6.2 they
- * go to file_truncate instead). Files on kernel-internal mounts (memfds) have no path
- * and are reached only through a held fd: ftruncate of them passes.
+ * go to file_truncate instead).
  */
 #ifndef BUMBLEWRAP_HOOK_TRUNCATE_H
 #define BUMBLEWRAP_HOOK_TRUNCATE_H
@@ -17,7 +16,7 @@ int BPF_PROG(bw_path_truncate, const struct path *path, int ret)
 
 	if (ret)
 		return ret;
-	if (!bw_hook_enter(&h) || bw_on_internal_mount(path->mnt))
+	if (!bw_hook_enter(&h))
 		return 0;
 	return bw_check(&h, path->mnt, path->dentry, BW_KIND(BW_ACCESS_WRITE));
 }
