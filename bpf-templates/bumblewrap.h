@@ -9,10 +9,12 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 2
+#define BW_ABI_VERSION 3
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
+/* The kernel's NAME_MAX: the longest path component. */
+#define BW_NAME_MAX 255
 #define BW_MAX_SANDBOXES 1024
 #define BW_EVENTS_BYTES (256 * 1024)
 
@@ -64,10 +66,13 @@ struct bw_accept {
 	__u8 pad;
 };
 
-/* Scratch space per task: bpf_d_path's output. Task-local so that preemption cannot
- * hand one task's buffer to another. */
+/* Scratch space per task: the resolved path, written right to left so that it ends at
+ * path[BW_PATH_MAX - 1] (see path.bpf.h). The spill lets the verifier see that a
+ * component copied at any offset below BW_PATH_MAX stays inside the buffer. Task-local
+ * so that preemption cannot hand one task's buffer to another. */
 struct bw_scratch {
 	char path[BW_PATH_MAX];
+	char spill[BW_NAME_MAX + 1];
 };
 
 /* A denial, as written to the sandbox's ring buffer. path holds path_len bytes

@@ -3,7 +3,7 @@
  * What every enforcement program shares, whichever backend built it: the sandbox table
  * keyed by cgroup id, the per-sandbox denial ring buffers, the per-task path buffer and
  * the denial report. A program includes this, defines how it walks and decides (see
- * hooks/file_open.bpf.h for the contract), then includes the hooks it needs.
+ * decide.bpf.h for the contract), then includes the hooks it needs.
  */
 #ifndef BUMBLEWRAP_COMMON_BPF_H
 #define BUMBLEWRAP_COMMON_BPF_H
@@ -42,9 +42,10 @@ struct {
 	__type(value, struct bw_scratch);
 } bw_scratch SEC(".maps");
 
-/* A walk of one path through the sandbox's automaton. */
+/* A walk of one path through the sandbox's automaton: path[start] is its first byte. */
 struct bw_walk {
 	const char *path;
+	__u32 start;
 	const struct bw_sandbox *sandbox;
 	void *trans;   /* the transition table, when it is a per-sandbox map */
 	void *accepts; /* the per-state decisions, when they are a per-sandbox map */

@@ -54,11 +54,12 @@ static long bw_policy_step(__u64 i, void *ctx)
 {
 	struct bw_walk *w = ctx;
 	unsigned char c;
-	__u32 index, *next;
+	__u32 at, index, *next;
 
-	if (i >= BW_PATH_MAX)
+	at = w->start + i;
+	if (at >= BW_PATH_MAX)
 		return 1;
-	c = w->path[i];
+	c = w->path[at];
 	if (c == 0)
 		return 1;
 	index = w->state * w->sandbox->nclasses + w->sandbox->classes[c];
@@ -76,4 +77,13 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 	return bw_accept_decide(bpf_map_lookup_elem(w->accepts, &w->state), w->sandbox, kind, rule);
 }
 
+/* The path hooks. */
 #include "hooks/file_open.bpf.h"
+#include "hooks/create.bpf.h"
+#include "hooks/delete.bpf.h"
+#include "hooks/rename.bpf.h"
+#include "hooks/link.bpf.h"
+#include "hooks/attr.bpf.h"
+#include "hooks/truncate.bpf.h"
+#include "hooks/metadata.bpf.h"
+#include "hooks/exec.bpf.h"

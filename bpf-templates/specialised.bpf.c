@@ -47,11 +47,12 @@ static long bw_policy_step(__u64 i, void *ctx)
 {
 	struct bw_walk *w = ctx;
 	unsigned char c;
-	__u32 index, *next;
+	__u32 at, index, *next;
 
-	if (i >= BW_PATH_MAX)
+	at = w->start + i;
+	if (at >= BW_PATH_MAX)
 		return 1;
-	c = w->path[i];
+	c = w->path[at];
 	if (c == 0)
 		return 1;
 	index = w->state * BW_POLICY_NCLASSES + bw_policy_classes[c];
@@ -88,6 +89,31 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 
 #endif /* BW_POLICY_HOOKS */
 
+/* The path hooks. */
 #if BW_HOOK_FILE_OPEN
 #include "hooks/file_open.bpf.h"
+#endif
+#if BW_HOOK_CREATE
+#include "hooks/create.bpf.h"
+#endif
+#if BW_HOOK_DELETE
+#include "hooks/delete.bpf.h"
+#endif
+#if BW_HOOK_RENAME
+#include "hooks/rename.bpf.h"
+#endif
+#if BW_HOOK_LINK
+#include "hooks/link.bpf.h"
+#endif
+#if BW_HOOK_ATTR
+#include "hooks/attr.bpf.h"
+#endif
+#if BW_HOOK_TRUNCATE
+#include "hooks/truncate.bpf.h"
+#endif
+#if BW_HOOK_METADATA
+#include "hooks/metadata.bpf.h"
+#endif
+#if BW_HOOK_EXEC
+#include "hooks/exec.bpf.h"
 #endif

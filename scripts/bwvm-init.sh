@@ -69,7 +69,10 @@ out_pid=$!
 $bb cat /pipes/err >/dev/ttyS2 &
 err_pid=$!
 echo "BWVM-START" >$console
-$bb chroot $r /bin/bash "$run/cmd.sh" </dev/null >/pipes/out 2>/pipes/err
+# Moved onto / (switch_root's way: the initramfs cannot be pivoted away), the new root
+# is the root of the mount namespace, so paths named from it, as the BPF hooks name
+# them, are the host's paths rather than /newroot/...
+(cd $r && $bb mount --move . / && exec $bb chroot . /bin/bash "$run/cmd.sh") </dev/null >/pipes/out 2>/pipes/err
 status=$?
 # Background processes left by the command may keep the pipes open: give the output a
 # moment to drain, then end everything.

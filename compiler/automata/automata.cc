@@ -201,8 +201,7 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
     unenforced &= static_cast<ir::AccessMask>(~kEnforcedAccesses);
     if (unenforced != 0)
         diags.report(DiagKind::UnenforcedAccesses, p.path_default.origin.loc, ir::to_string(unenforced))
-            .hints.push_back("their denials take effect once bwrun has hooks for them; read the policy as "
-                             "read/write/exec rules until then");
+            .hints.push_back("their denials take effect once bwrun has hooks for them");
     for (const auto& r : p.audits)
         refuse(r.origin, "`audit` rules");
     for (const auto& r : p.syscalls)

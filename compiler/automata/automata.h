@@ -48,8 +48,11 @@ struct AutomatonLimits {
 };
 
 // The access kinds the kernel side enforces in this build.
-inline constexpr ir::AccessMask kEnforcedAccesses = ir::bit(ir::Access::Read) | ir::bit(ir::Access::Write) |
-                                                    ir::bit(ir::Access::Append) | ir::bit(ir::Access::Exec);
+inline constexpr ir::AccessMask kEnforcedAccesses =
+    ir::bit(ir::Access::Read) | ir::bit(ir::Access::Write) | ir::bit(ir::Access::Append) |
+    ir::bit(ir::Access::Exec) | ir::bit(ir::Access::Create) | ir::bit(ir::Access::Delete) |
+    ir::bit(ir::Access::Rename) | ir::bit(ir::Access::Link) | ir::bit(ir::Access::Metadata) |
+    ir::bit(ir::Access::Attr);
 
 std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics& diags,
                                           const AutomatonLimits& limits = {});

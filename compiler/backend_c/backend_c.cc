@@ -18,10 +18,20 @@ struct Hook {
     const char* macro;
     ir::AccessMask accesses;
 };
+// One entry per hooks/<name>.bpf.h.
 constexpr Hook kHooks[] = {
     {"file_open", "BW_HOOK_FILE_OPEN",
      ir::bit(ir::Access::Read) | ir::bit(ir::Access::Write) | ir::bit(ir::Access::Append) |
          ir::bit(ir::Access::Exec)},
+    {"create", "BW_HOOK_CREATE", ir::bit(ir::Access::Create)},
+    {"delete", "BW_HOOK_DELETE", ir::bit(ir::Access::Delete)},
+    {"rename", "BW_HOOK_RENAME",
+     ir::bit(ir::Access::Rename) | ir::bit(ir::Access::Create) | ir::bit(ir::Access::Delete)},
+    {"link", "BW_HOOK_LINK", ir::bit(ir::Access::Link) | ir::bit(ir::Access::Create)},
+    {"attr", "BW_HOOK_ATTR", ir::bit(ir::Access::Attr)},
+    {"truncate", "BW_HOOK_TRUNCATE", ir::bit(ir::Access::Write)},
+    {"metadata", "BW_HOOK_METADATA", ir::bit(ir::Access::Metadata)},
+    {"exec", "BW_HOOK_EXEC", ir::bit(ir::Access::Exec)},
 };
 
 bool same_decisions(const StateAccept& a, const StateAccept& b)

@@ -38,7 +38,8 @@ setup() {
     echo "b" >"$W/b"
     cp /usr/bin/true "$W/denied/bin/true"
     cp "$here/deep_path.py" "$W/shared/deep_path.py"
-    for p in base only-a only-b; do
+    setup_paths || return 1
+    for p in base only-a only-b paths; do
         bwc "$here/policies/$p.bwp" --backend="$backend" -o "$W/$p.o" || return 1
     done
     # A policy that denies nothing: the specialised program then has no hook at all.
@@ -574,6 +575,156 @@ test_run_setuid_refuses_writable_artifact() {
     bwrun "$W/userdir/user.o" -- true || fail "root refused"
 }
 
+# --- path hooks: every access kind, decided on the resolved path (policies/paths.bwp) ----
+P=$W/paths
+
+setup_paths() {
+    mkdir -p "$P/open" "$P/closed/dir" "$P/nostat" "$P/noexec" || return 1
+    for d in open closed; do
+        echo "$d content" >"$P/$d/file"
+        echo "$d victim" >"$P/$d/victim"
+        mkdir -p "$P/$d/victimdir"
+        chmod 644 "$P/$d/file"
+    done
+    echo "hidden" >"$P/nostat/file"
+    cp /usr/bin/true "$P/noexec/true"
+    cp "$here/map_exec.py" "$P/open/map_exec.py"
+}
+
+# expect_denied KIND PATH: bwrun reported the denial of KIND on PATH by the default.
+expect_denied() {
+    grep -qF "denied $1 $2 by \`default deny\`" "$out/stderr" ||
+        fail "no denial of $1 $2 reported; stderr: $(head -c 600 "$out/stderr")"
+}
+
+test_create_by_open_allowed() {
+    sandbox paths sh -c "echo new >$P/open/created"
+    expect_status 0 && [ "$(cat "$P/open/created")" = "new" ] || fail "file not created"
+}
+
+test_create_by_open_denied() {
+    sandbox paths sh -c "echo new >$P/closed/created"
+    expect_status 2 || return
+    [ ! -e "$P/closed/created" ] || fail "a denied O_CREAT left a file behind"
+    expect_denied create "$P/closed/created"
+}
+
+test_mkdir_mknod_symlink_allowed() {
+    sandbox paths sh -c "mkdir $P/open/d && mkfifo $P/open/fifo && ln -s file $P/open/sym"
+    expect_status 0 && [ -d "$P/open/d" ] && [ -p "$P/open/fifo" ] && [ -L "$P/open/sym" ] || fail "not created"
+}
+
+test_mkdir_mknod_symlink_denied() {
+    local what
+    for what in "mkdir $P/closed/d" "mkfifo $P/closed/fifo" "ln -s file $P/closed/sym"; do
+        sandbox paths sh -c "$what"
+        expect_status 1 || return
+        expect_denied create "$P/closed/${what##*/}"
+        [ ! -e "$P/closed/${what##*/}" ] && [ ! -L "$P/closed/${what##*/}" ] || fail "$what created it"
+    done
+}
+
+test_unlink_rmdir_allowed() {
+    sandbox paths sh -c "rm $P/open/victim && rmdir $P/open/victimdir"
+    expect_status 0 && [ ! -e "$P/open/victim" ] && [ ! -e "$P/open/victimdir" ] || fail "not deleted"
+}
+
+test_unlink_rmdir_denied() {
+    sandbox paths rm "$P/closed/victim"
+    expect_status 1 && expect_denied delete "$P/closed/victim" || return
+    sandbox paths rmdir "$P/closed/victimdir"
+    expect_status 1 && expect_denied delete "$P/closed/victimdir" || return
+    [ -f "$P/closed/victim" ] && [ -d "$P/closed/victimdir" ] || fail "deleted anyway"
+}
+
+test_rename_allowed() {
+    echo moving >"$P/open/move-me"
+    sandbox paths mv "$P/open/move-me" "$P/open/moved"
+    expect_status 0 && [ "$(cat "$P/open/moved")" = moving ] && [ ! -e "$P/open/move-me" ] || fail "not renamed"
+}
+
+test_rename_out_of_denied_dir() {
+    sandbox paths mv "$P/closed/file" "$P/open/stolen"
+    expect_status 1 && expect_denied rename "$P/closed/file" || return
+    [ -f "$P/closed/file" ] && [ ! -e "$P/open/stolen" ] || fail "renamed anyway"
+}
+
+test_rename_into_denied_dir() {
+    echo planted >"$P/open/plant"
+    sandbox paths mv "$P/open/plant" "$P/closed/plant"
+    expect_status 1 && expect_denied create "$P/closed/plant" || return
+    [ -f "$P/open/plant" ] && [ ! -e "$P/closed/plant" ] || fail "renamed anyway"
+}
+
+test_hard_link_allowed() {
+    sandbox paths ln "$P/open/file" "$P/open/hard"
+    expect_status 0 && [ "$P/open/hard" -ef "$P/open/file" ] || fail "not linked"
+}
+
+test_hard_link_of_denied_file() {
+    sandbox paths ln "$P/closed/file" "$P/open/hard-closed"
+    expect_status 1 && expect_denied link "$P/closed/file" || return
+    [ ! -e "$P/open/hard-closed" ] || fail "linked anyway"
+}
+
+test_chmod_chown_truncate_allowed() {
+    sandbox paths sh -c "chmod 600 $P/open/file && chown 1:1 $P/open/file &&
+        /usr/bin/python3 -c 'import os, sys; os.truncate(sys.argv[1], 0)' $P/open/file"
+    expect_status 0 || return
+    [ "$(stat -c '%a %u %g %s' "$P/open/file")" = "600 1 1 0" ] || fail "got $(stat -c '%a %u %g %s' "$P/open/file")"
+}
+
+test_chmod_chown_truncate_denied() {
+    sandbox paths chmod 600 "$P/closed/file"
+    expect_status 1 && expect_denied attr "$P/closed/file" || return
+    sandbox paths chown 1:1 "$P/closed/file"
+    expect_status 1 && expect_denied attr "$P/closed/file" || return
+    sandbox paths /usr/bin/python3 -c 'import os, sys; os.truncate(sys.argv[1], 0)' "$P/closed/file"
+    expect_status 1 && expect_denied write "$P/closed/file" || return
+    [ "$(stat -c '%a %u %g' "$P/closed/file")" = "644 0 0" ] && [ "$(cat "$P/closed/file")" = "closed content" ] ||
+        fail "changed: $(stat -c '%a %u %g %s' "$P/closed/file")"
+}
+
+test_stat_allowed() {
+    sandbox paths stat -c %s "$P/closed/file"
+    expect_status 0 && [ "$(cat "$out/stdout")" = 15 ] || fail "stat printed $(cat "$out/stdout")"
+}
+
+test_stat_denied() {
+    sandbox paths stat -c %s "$P/nostat/file"
+    expect_status 1 || return
+    grep -qF "denied metadata $P/nostat/file by \`deny metadata /tmp/bw-e2e/paths/nostat/\`" "$out/stderr" ||
+        fail "no metadata denial reported: $(head -c 600 "$out/stderr")"
+    [ ! -s "$out/stdout" ] || fail "stat printed $(cat "$out/stdout")"
+    # Reading is a different access, still allowed (the shell reads without fstat, cat would not).
+    sandbox paths sh -c "read -r line <$P/nostat/file && echo \$line"
+    expect_status 0 && [ "$(cat "$out/stdout")" = hidden ] || fail "read printed $(cat "$out/stdout")"
+}
+
+test_ld_so_runs_allowed_binary() {
+    sandbox paths /lib64/ld-linux-x86-64.so.2 /usr/bin/true
+    expect_status 0
+}
+
+test_ld_so_runs_denied_binary() {
+    sandbox paths /lib64/ld-linux-x86-64.so.2 "$P/noexec/true"
+    expect_status 127 && expect_denied exec "$P/noexec/true"
+}
+
+test_exec_mapping_allowed() {
+    sandbox paths /usr/bin/python3 "$P/open/map_exec.py" mmap /usr/bin/true
+    expect_status 0 || return
+    sandbox paths /usr/bin/python3 "$P/open/map_exec.py" mprotect /usr/bin/true
+    expect_status 0
+}
+
+test_exec_mapping_denied() {
+    sandbox paths /usr/bin/python3 "$P/open/map_exec.py" mmap "$P/noexec/true"
+    expect_status 13 && expect_denied exec "$P/noexec/true" || return
+    sandbox paths /usr/bin/python3 "$P/open/map_exec.py" mprotect "$P/noexec/true"
+    expect_status 13 && expect_denied exec "$P/noexec/true"
+}
+
 echo "kernel $(uname -r), LSMs $(cat /sys/kernel/security/lsm), backend $backend"
 if ! setup; then
     echo "not ok setup: policies did not compile"
@@ -589,7 +740,12 @@ for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed writ
     run_usage_errors run_uid_gid run_sudo_default_user run_cwd run_env_rules run_no_program_starts_shell \
     run_audit_all_stderr_limited run_audit_unresolvable_path run_signals_forwarded run_sigkill_fails_closed \
     run_orphan_stays_confined_until_collected run_setuid_confines_as_caller run_setuid_hostile_environment \
-    run_setuid_refuses_writable_artifact nothing_left_behind}; do
+    run_setuid_refuses_writable_artifact \
+    create_by_open_allowed create_by_open_denied mkdir_mknod_symlink_allowed mkdir_mknod_symlink_denied \
+    unlink_rmdir_allowed unlink_rmdir_denied rename_allowed rename_out_of_denied_dir rename_into_denied_dir \
+    hard_link_allowed hard_link_of_denied_file chmod_chown_truncate_allowed chmod_chown_truncate_denied \
+    stat_allowed stat_denied ld_so_runs_allowed_binary ld_so_runs_denied_binary exec_mapping_allowed \
+    exec_mapping_denied nothing_left_behind}; do
     run "$t"
 done
 # bwrun's own failures exit 125; the program's status (denied or not) is beside the point.

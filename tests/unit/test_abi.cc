@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-static_assert(BW_ABI_VERSION == 2);
+static_assert(BW_ABI_VERSION == 3);
 static_assert(sizeof(bw_sandbox) == 272);
 static_assert(offsetof(bw_sandbox, nclasses) == 0);
 static_assert(offsetof(bw_sandbox, nstates) == 4);
@@ -25,7 +25,7 @@ static_assert(offsetof(bw_event, path_error) == 24);
 static_assert(offsetof(bw_event, path_len) == 28);
 static_assert(offsetof(bw_event, comm) == 32);
 static_assert(offsetof(bw_event, path) == 48);
-static_assert(sizeof(bw_scratch) == BW_PATH_MAX);
+static_assert(sizeof(bw_scratch) == BW_PATH_MAX + BW_NAME_MAX + 1);
 // The kernel's d_path() limit; the walk and the event buffer rely on it being a power of two.
 static_assert(BW_PATH_MAX == 4096 && (BW_PATH_MAX & (BW_PATH_MAX - 1)) == 0);
 

@@ -14,7 +14,7 @@ using namespace bw;
 
 namespace {
 
-// The final state of a path, walked like hooks/file_open.bpf.h.
+// The final state of a path, walked like decide.bpf.h.
 std::uint32_t walk(const MapTables& t, std::string_view path)
 {
     std::uint32_t state = BW_START_STATE;
@@ -40,7 +40,12 @@ std::string harness(const std::vector<CProgram>& programs)
         c += programs[i].header;
         c += "#undef bw_policy_decision\n#undef bw_policy_classes\n#undef BW_POLICY_NCLASSES\n"
              "#undef BW_POLICY_NSTATES\n#undef BW_POLICY_DEFAULT_DECISION\n#undef BW_POLICY_DEFAULT_RULE\n"
-             "#undef BW_HOOK_FILE_OPEN\n#undef BW_POLICY_HOOKS\n#undef BW_POLICY_INLINE_DECISIONS\n";
+             "#undef BW_POLICY_HOOKS\n#undef BW_POLICY_INLINE_DECISIONS\n";
+        for (std::size_t at = programs[i].header.find("#define BW_HOOK_"); at != std::string::npos;
+             at = programs[i].header.find("#define BW_HOOK_", at + 1)) {
+            const auto name = at + std::string_view("#define ").size();
+            c += "#undef " + programs[i].header.substr(name, programs[i].header.find(' ', name) - name) + "\n";
+        }
     }
     c += "static __u64 (*const decisions[])(__u32, __u32) = {";
     for (std::size_t i = 0; i < programs.size(); ++i)
@@ -134,8 +139,22 @@ TEST_CASE("the specialised backend keeps only the hooks that can deny")
     auto a = run_compile_paths(allow_all, diags);
     REQUIRE(a);
     CHECK(run_backend_c(allow_all, *a).hooks.empty());
-    auto one_deny = test::checked_policy("policy \"p\" {\n    default allow\n    deny write /etc/\n}\n");
-    auto b = run_compile_paths(one_deny, diags);
-    REQUIRE(b);
-    CHECK(run_backend_c(one_deny, *b).hooks == std::vector<std::string>{"file_open"});
+    // Each hook that decides a denied kind, and no other: truncate(2) is a write, a rename
+    // creates its new name and deletes a file it replaces, a link creates its new name.
+    const std::pair<const char*, std::vector<std::string>> cases[] = {
+        {"write", {"file_open", "truncate"}},
+        {"exec", {"file_open", "exec"}},
+        {"create", {"create", "rename", "link"}},
+        {"delete", {"delete", "rename"}},
+        {"rename", {"rename"}},
+        {"link", {"link"}},
+        {"attr", {"attr"}},
+        {"metadata", {"metadata"}},
+    };
+    for (const auto& [kind, hooks] : cases) {
+        auto one_deny = test::checked_policy(fmt::format("policy \"p\" {{\n    default allow\n    deny {} /etc/\n}}\n", kind));
+        auto b = run_compile_paths(one_deny, diags);
+        REQUIRE(b);
+        CHECK(run_backend_c(one_deny, *b).hooks == hooks);
+    }
 }
