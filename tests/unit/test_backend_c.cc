@@ -4,6 +4,7 @@
 #include "backend_c/backend_c.h"
 #include "helpers.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -27,9 +28,15 @@ std::uint32_t walk(const MapTables& t, std::string_view path)
     return state;
 }
 
+// Whether the program decides paths: without file_open it has no decision function.
+bool decides_paths(const CProgram& program)
+{
+    return std::find(program.hooks.begin(), program.hooks.end(), "file_open") != program.hooks.end();
+}
+
 // One C file holding every program's decision function under its own name, and a main
 // that answers "program state kind" lines with decision | rule << 8. A program without
-// hooks has no decision function (it decides nothing): its slot stays empty.
+// path hook has no decision function (it decides nothing): its slot stays empty.
 std::string harness(const std::vector<CProgram>& programs)
 {
     std::string c = "#include <stdio.h>\n#include \"bumblewrap.h\"\n"
@@ -40,11 +47,12 @@ std::string harness(const std::vector<CProgram>& programs)
         c += programs[i].header;
         c += "#undef bw_policy_decision\n#undef bw_policy_classes\n#undef BW_POLICY_NCLASSES\n"
              "#undef BW_POLICY_NSTATES\n#undef BW_POLICY_DEFAULT_DECISION\n#undef BW_POLICY_DEFAULT_RULE\n"
-             "#undef BW_HOOK_FILE_OPEN\n#undef BW_POLICY_HOOKS\n#undef BW_POLICY_INLINE_DECISIONS\n";
+             "#undef BW_HOOK_FILE_OPEN\n#undef BW_POLICY_HOOKS\n#undef BW_POLICY_INLINE_DECISIONS\n"
+             "#undef BW_POLICY_INVARIANTS\n";
     }
     c += "static __u64 (*const decisions[])(__u32, __u32) = {";
     for (std::size_t i = 0; i < programs.size(); ++i)
-        c += programs[i].hooks.empty() ? std::string("0, ") : fmt::format("decision_{}, ", i);
+        c += decides_paths(programs[i]) ? fmt::format("decision_{}, ", i) : std::string("0, ");
     c += "};\nint main(void)\n{\n\tunsigned p, s, k;\n\twhile (scanf(\"%u %u %u\", &p, &s, &k) == 3)\n"
          "\t\tprintf(\"%llu\\n\", (unsigned long long)decisions[p](s, k));\n\treturn 0;\n}\n";
     return c;
@@ -86,7 +94,7 @@ TEST_CASE("the specialised backend decides as the reference evaluator on random 
     dir.write("harness.c", harness(programs));
     std::string input;
     for (const auto& q : queries) {
-        if (!programs[q.policy].hooks.empty())
+        if (decides_paths(programs[q.policy]))
             input += fmt::format("{} {} {}\n", q.policy, q.state, static_cast<unsigned>(q.access));
     }
     dir.write("queries.txt", input);
@@ -107,7 +115,7 @@ TEST_CASE("the specialised backend decides as the reference evaluator on random 
                        << ir::dump(policies[q.policy]));
         ++checked;
         // No hook: the kernel never asks, so everything must be allowed.
-        if (programs[q.policy].hooks.empty()) {
+        if (!decides_paths(programs[q.policy])) {
             REQUIRE(expected.decision == ir::Decision::Allow);
             ++without_hooks;
             continue;
@@ -126,16 +134,27 @@ TEST_CASE("the specialised backend decides as the reference evaluator on random 
     CHECK(denied < checked * 9 / 10);
 }
 
-TEST_CASE("the specialised backend keeps only the hooks that can deny")
+TEST_CASE("the specialised backend keeps the invariants' hooks, and file_open for bumblewrap's own state")
 {
     SourceManager sources;
     Diagnostics diags(sources);
     auto allow_all = test::checked_policy("policy \"p\" {\n    default allow\n    allow read /usr/\n}\n");
     auto a = run_compile_paths(allow_all, diags);
     REQUIRE(a);
-    CHECK(run_backend_c(allow_all, *a).hooks.empty());
-    auto one_deny = test::checked_policy("policy \"p\" {\n    default allow\n    deny write /etc/\n}\n");
-    auto b = run_compile_paths(one_deny, diags);
+    CHECK(run_backend_c(allow_all, *a).hooks == std::vector<std::string>{"file_open", "invariants"});
+    ir::PathQuery pins;
+    pins.access = ir::Access::Read;
+    pins.path = "/sys/fs/bpf/bumblewrap/abi3-0/bw_sandboxes";
+    CHECK(ir::evaluate(allow_all, pins).decision == ir::Decision::Deny);
+
+    // Every invariant that can be loosened is: the path hook stays for bumblewrap's own state.
+    auto unsafe = test::checked_policy("policy \"p\" {\n    default allow\n    unsafe cgroup, bpf, perf, signal, "
+                                       "ptrace, mount, modules, sysctl, devices\n}\n");
+    auto b = run_compile_paths(unsafe, diags);
     REQUIRE(b);
-    CHECK(run_backend_c(one_deny, *b).hooks == std::vector<std::string>{"file_open"});
+    CHECK(run_backend_c(unsafe, *b).hooks == std::vector<std::string>{"file_open"});
+    CHECK(ir::evaluate(unsafe, pins).decision == ir::Decision::Deny);
+    pins.path = "/sys/fs/bpf/other";
+    CHECK(ir::evaluate(unsafe, pins).decision == ir::Decision::Allow);
+    CHECK(ir::evaluate(allow_all, pins).decision == ir::Decision::Deny);
 }
