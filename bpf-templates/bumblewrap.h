@@ -52,7 +52,7 @@ enum bw_access_kind {
 enum bw_invariant {
 	BW_INV_CGROUP = 1 << 0,  /* leave the cgroup: write under /sys/fs/cgroup, mkdir on cgroup2 */
 	BW_INV_BPF = 1 << 1,     /* bpf(), /sys/fs/bpf */
-	BW_INV_PERF = 1 << 2,    /* perf_event_open */
+	BW_INV_PERF = 1 << 2,    /* perf events */
 	BW_INV_SIGNAL = 1 << 3,  /* signal a process outside the sandbox */
 	BW_INV_PTRACE = 1 << 4,  /* ptrace, process_vm_*, /proc/PID/mem of one outside */
 	BW_INV_MOUNT = 1 << 5,   /* mount, move_mount, umount, pivot_root, chroot */
@@ -73,7 +73,7 @@ enum bw_event_op {
 	BW_OP_PIVOT_ROOT, /* path: the new root's name */
 	BW_OP_CHROOT,     /* path: the new root's name */
 	BW_OP_BPF,        /* arg: the bpf command */
-	BW_OP_PERF,       /* arg: the perf event type */
+	BW_OP_PERF,       /* a perf event */
 	BW_OP_MODULE,     /* arg: the kernel_read_file or kernel_load_data id; path: a requested module */
 	BW_OP_MKDIR,      /* path: the new directory's name; arg: the file system's magic */
 	BW_OP_DEVICE,     /* target: the device number (major << 20 | minor); arg: the mode; path: the name */

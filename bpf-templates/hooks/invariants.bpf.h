@@ -249,8 +249,13 @@ int BPF_PROG(bw_inv_bpf, int cmd, void *attr, unsigned int size, int ret)
 	return -EPERM;
 }
 
-SEC("lsm/perf_event_open")
-int BPF_PROG(bw_inv_perf_event_open, void *attr, int type, int ret)
+/*
+ * perf_event_open's own hook lost its attr argument in 6.12 (measured in the kernels' BTF),
+ * which moves `ret`; perf_event_alloc has one argument on both and runs for every event
+ * a task creates, hardware breakpoints set through ptrace included.
+ */
+SEC("lsm/perf_event_alloc")
+int BPF_PROG(bw_inv_perf_event_alloc, void *event, int ret)
 {
 	__u64 cgid;
 
@@ -258,7 +263,7 @@ int BPF_PROG(bw_inv_perf_event_open, void *attr, int type, int ret)
 		return ret;
 	if (!bw_invariant_sandbox(&cgid, BW_INV_PERF))
 		return 0;
-	bw_report_op(cgid, BW_OP_PERF, BW_INV_PERF, 0, type, 0, 0);
+	bw_report_op(cgid, BW_OP_PERF, BW_INV_PERF, 0, 0, 0, 0);
 	return -EPERM;
 }
 

@@ -204,7 +204,8 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
     h += fmt::format("#define BW_POLICY_HOOKS {}\n", p.hooks.size());
     // bumblewrap's own state is kept by path rules; the other invariants need their hooks.
     const auto hooked = policy.invariants() & ~static_cast<ir::InvariantMask>(ir::Invariant::Self);
-    h += fmt::format("#define BW_POLICY_INVARIANTS 0x{:x} /* {} */\n", hooked, ir::invariant_names(hooked));
+    h += fmt::format("#define BW_POLICY_INVARIANTS 0x{:x} /* {} */\n#define BW_HOOK_INVARIANTS {}\n", hooked,
+                     ir::invariant_names(hooked), hooked != 0 ? 1 : 0);
     if (hooked != 0)
         p.hooks.emplace_back("invariants");
     h += "\n" + classes_table(grouped) + "\n";

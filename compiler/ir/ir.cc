@@ -14,7 +14,7 @@ constexpr std::array<std::string_view, kAccessKinds> kAccessNames = {
 constexpr std::array<InvariantInfo, 10> kInvariants = {{
     {Invariant::Cgroup, "cgroup", "leaving the sandbox's cgroup: writes under /sys/fs/cgroup, new cgroups"},
     {Invariant::Bpf, "bpf", "the bpf() system call and the BPF file system (/sys/fs/bpf)"},
-    {Invariant::Perf, "perf", "perf_event_open"},
+    {Invariant::Perf, "perf", "perf events (perf_event_open, hardware breakpoints)"},
     {Invariant::Signal, "signal", "signals to processes outside the sandbox"},
     {Invariant::Ptrace, "ptrace", "ptrace, process_vm_readv/writev and /proc/PID/mem of processes outside the sandbox"},
     {Invariant::Mount, "mount", "mount, umount, move_mount, pivot_root and chroot"},

@@ -35,7 +35,7 @@ std::string describe_operation(const bw_event& e)
     case BW_OP_PIVOT_ROOT: return fmt::format("pivot_root to {}", path);
     case BW_OP_CHROOT: return fmt::format("chroot to {}", path);
     case BW_OP_BPF: return fmt::format("bpf command {}", e.arg);
-    case BW_OP_PERF: return fmt::format("perf_event_open of type {}", e.arg);
+    case BW_OP_PERF: return "perf event";
     case BW_OP_MODULE:
         return path.empty() ? fmt::format("kernel image load (id {})", e.arg)
                             : fmt::format("module request for {}", path);
