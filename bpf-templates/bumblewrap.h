@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 3
+#define BW_ABI_VERSION 4
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -47,6 +47,43 @@ enum bw_access_kind {
 };
 
 /*
+ * Sandbox invariants: what no policy loosens without an `unsafe` statement (values match
+ * ir::Invariant). bw_sandbox.invariants holds the ones in force. Reaching bumblewrap's own
+ * state (/run/bumblewrap, /sys/fs/bpf/bumblewrap) is an invariant that nothing loosens.
+ */
+enum bw_invariant {
+	BW_INV_CGROUP = 1 << 0,  /* leave the cgroup: write under /sys/fs/cgroup, mkdir on cgroup2 */
+	BW_INV_BPF = 1 << 1,     /* bpf(), /sys/fs/bpf */
+	BW_INV_PERF = 1 << 2,    /* perf events */
+	BW_INV_SIGNAL = 1 << 3,  /* signal a process outside the sandbox */
+	BW_INV_PTRACE = 1 << 4,  /* ptrace, process_vm_*, /proc/PID/mem of one outside */
+	BW_INV_MOUNT = 1 << 5,   /* mount, move_mount, umount, pivot_root, chroot */
+	BW_INV_MODULES = 1 << 6, /* load kernel modules or a kexec image, request a module */
+	BW_INV_SYSCTL = 1 << 7,  /* write /proc/sys, /sys/kernel */
+	BW_INV_DEVICES = 1 << 8, /* raw block devices, /dev/mem, /dev/kmem, /dev/port */
+	BW_INV_SELF = 1 << 9,    /* bumblewrap's own state: never loosened */
+	BW_INV_ALL = (1 << 10) - 1,
+};
+
+/* What a denial event denied: a path access, or an operation that has no path rule. */
+enum bw_event_op {
+	BW_OP_PATH,
+	BW_OP_SIGNAL,     /* target: the pid; target_comm its comm; arg: the signal */
+	BW_OP_PTRACE,     /* target: the pid; target_comm its comm; arg: the ptrace mode (0: traceme) */
+	BW_OP_MOUNT,      /* target_comm: the source; path: the mount point's name; arg: the flags */
+	BW_OP_UMOUNT,     /* arg: the flags */
+	BW_OP_PIVOT_ROOT, /* path: the new root's name */
+	BW_OP_CHROOT,     /* path: the new root's name */
+	BW_OP_BPF,        /* arg: the bpf command */
+	BW_OP_PERF,       /* a perf event */
+	BW_OP_MODULE,     /* arg: the kernel_read_file or kernel_load_data id; path: a requested module */
+	BW_OP_MKDIR,      /* path: the new directory's name; arg: the file system's magic */
+	BW_OP_DEVICE,     /* target: the device number (major << 20 | minor); arg: the mode; path: the name */
+	BW_OP_MKNOD,      /* target: the device number; arg: the mode; path: the name */
+	BW_OP_OPEN,       /* an open on cgroup2 or bpffs; target: the magic; arg: f_mode; path: the name */
+};
+
+/*
  * One running sandbox, keyed by its cgroup id in bw_sandboxes. Present only once
  * the sandbox's automaton maps are in place, so a hit always has a whole policy.
  */
@@ -56,6 +93,7 @@ struct bw_sandbox {
 	__u32 default_decision; /* enum bw_decision */
 	__u32 default_rule;     /* rule id of the `default` statement */
 	__u8 classes[256];      /* byte -> class */
+	__u32 invariants;       /* enum bw_invariant: those in force */
 };
 
 /* Per DFA state: for each access kind, the decision for a path ending here and the
@@ -76,7 +114,8 @@ struct bw_scratch {
 };
 
 /* A denial, as written to the sandbox's ring buffer. path holds path_len bytes
- * (no NUL); path_error is the negative errno of a path that could not be resolved. */
+ * (no NUL); path_error is the negative errno of a path that could not be resolved.
+ * Path denials (op BW_OP_PATH) name their rule; the others name their invariant. */
 struct bw_event {
 	__u64 cgroup_id;
 	__u32 pid;
@@ -86,6 +125,11 @@ struct bw_event {
 	__s32 path_error;
 	__u32 path_len;
 	char comm[16];
+	__u32 op;         /* enum bw_event_op */
+	__u32 invariant;  /* enum bw_invariant that denied (op != BW_OP_PATH) */
+	__u64 target;     /* the object: a pid, a device number (see enum bw_event_op) */
+	__u64 arg;        /* a signal, a command, flags (see enum bw_event_op) */
+	char target_comm[16]; /* the target task's comm, for signals and ptrace */
 	char path[BW_PATH_MAX];
 };
 

@@ -87,6 +87,11 @@ static __attribute__((unused)) void bw_report(__u64 cgid, const char *path, long
 	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->rule_id = rule;
 	e->access = access;
+	e->op = BW_OP_PATH;
+	e->invariant = 0;
+	e->target = 0;
+	e->arg = 0;
+	e->target_comm[0] = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	if (len < 0) {
 		e->path_error = (__s32)len;

@@ -87,3 +87,6 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 #include "hooks/truncate.bpf.h"
 #include "hooks/metadata.bpf.h"
 #include "hooks/exec.bpf.h"
+
+/* Sandbox invariants: every sandbox has them, whatever its policy. */
+#include "hooks/invariants.bpf.h"

@@ -13,6 +13,7 @@
 struct vfsmount;
 struct dentry;
 struct task_struct;
+struct inode;
 
 struct path {
 	struct vfsmount *mnt;
@@ -21,8 +22,68 @@ struct path {
 
 struct file {
 	struct path f_path;
+	struct inode *f_inode;
 	unsigned int f_mode;
 	unsigned int f_flags;
+};
+
+/* tasks and cgroups */
+struct kernfs_node {
+	__u64 id; /* the cgroup id that bpf_get_current_cgroup_id() returns */
+};
+
+struct cgroup {
+	struct kernfs_node *kn;
+};
+
+struct css_set {
+	struct cgroup *dfl_cgrp; /* the task's cgroup v2 */
+};
+
+struct task_struct {
+	int pid;
+	int tgid;
+	struct css_set *cgroups;
+	char comm[16];
+};
+
+/* inodes and file systems, for the device and file-system invariants */
+struct super_block {
+	unsigned long s_magic;
+};
+
+struct inode {
+	unsigned short i_mode;
+	struct super_block *i_sb;
+	__u32 i_rdev;
+};
+
+struct qstr {
+	const unsigned char *name;
+};
+
+struct dentry {
+	struct qstr d_name;
+};
+
+enum kernel_read_file_id {
+	READING_UNKNOWN,
+	READING_FIRMWARE,
+	READING_MODULE,
+	READING_KEXEC_IMAGE,
+	READING_KEXEC_INITRAMFS,
+	READING_POLICY,
+	READING_X509_CERTIFICATE,
+};
+
+enum kernel_load_data_id {
+	LOADING_UNKNOWN,
+	LOADING_FIRMWARE,
+	LOADING_MODULE,
+	LOADING_KEXEC_IMAGE,
+	LOADING_KEXEC_INITRAMFS,
+	LOADING_POLICY,
+	LOADING_X509_CERTIFICATE,
 };
 
 #pragma clang attribute pop
@@ -109,6 +170,24 @@ struct vm_area_struct {
 /* include/linux/fs.h: exec opens carry it in f_flags; some kernels copy it to f_mode */
 #define __FMODE_EXEC 0x20
 
+/* include/uapi/linux/stat.h */
+#define S_IFMT 00170000
+#define S_IFBLK 0060000
+#define S_IFCHR 0020000
+
+/* include/linux/kdev_t.h: the kernel's dev_t */
+#define MINORBITS 20
+#define MINORMASK ((1U << MINORBITS) - 1)
+
+/* include/uapi/linux/magic.h */
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#define BPF_FS_MAGIC 0xcafe4a11
+
+/* include/linux/ptrace.h: the check of a ptrace attach (not a mere read of /proc) */
+#define PTRACE_MODE_ATTACH 0x02
+#define PTRACE_MODE_NOAUDIT 0x04
+
+#define EPERM 1
 #define EACCES 13
 #define ENOMEM 12
 #define ENAMETOOLONG 36

@@ -16,6 +16,8 @@
  *   BW_POLICY_DEFAULT_DECISION, BW_POLICY_DEFAULT_RULE
  *   BW_HOOK_<NAME>				1 for each hook the policy needs
  *   BW_POLICY_HOOKS				how many that is
+ *   BW_POLICY_INVARIANTS			enum bw_invariant: those with hooks the policy keeps
+ *   BW_HOOK_INVARIANTS			1 when that is any
  *   bw_policy_classes[256]			byte -> class
  *   BW_POLICY_INLINE_DECISIONS			1 when it also defines
  *   __u64 bw_policy_decision(__u32 state, __u32 kind)
@@ -116,4 +118,9 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 #endif
 #if BW_HOOK_EXEC
 #include "hooks/exec.bpf.h"
+#endif
+
+/* Sandbox invariants, unless the policy declared every one of them unsafe. */
+#if BW_HOOK_INVARIANTS
+#include "hooks/invariants.bpf.h"
 #endif

@@ -21,6 +21,7 @@ statement
     | netRule
     | deviceRule
     | whenBlock
+    | unsafeStmt
     ;
 
 metadata     : key=(DESCRIPTION | VERSION) value=STRING ;
@@ -51,6 +52,9 @@ deviceRule   : DEVICE action accessList deviceTarget ioctlClause? ;
 deviceTarget : STRING | PATH | SETREF | kind=(CHAR | BLOCK) word ;
 ioctlClause  : IOCTL (ANY | word (COMMA word)*) ;
 
+// Invariant names are validated by the check stage, like every other name.
+unsafeStmt   : UNSAFE word (COMMA word)* ;
+
 whenBlock    : WHEN condition (AND condition)* LBRACE statement* RBRACE ;
 condition    : EXE (STRING | PATH)
              | (UID | GID) word
@@ -63,7 +67,7 @@ word : WORD | POLICY | DESCRIPTION | VERSION | REQUIRES | KERNEL | FEATURE | INC
      | PATHS | SYSCALLS | DEFAULT | ALLOW | DENY | AUDIT | READ | WRITE | APPEND | EXEC | CREATE
      | DELETE | RENAME | LINK | METADATA | STAT | ATTR | IOCTL | ALL | OWNER | FLAGS | ACTION
      | KILL | ERRNO | NET | FAMILY | TCP | UDP | CONNECT | BIND | DEVICE | CHAR | BLOCK | ANY
-     | WHEN | EXE | UID | GID | AND ;
+     | WHEN | EXE | UID | GID | AND | UNSAFE ;
 
 POLICY      : 'policy' ;
 DESCRIPTION : 'description' ;
@@ -113,6 +117,7 @@ EXE         : 'exe' ;
 UID         : 'uid' ;
 GID         : 'gid' ;
 AND         : 'and' ;
+UNSAFE      : 'unsafe' ;
 
 LBRACE : '{' ;
 RBRACE : '}' ;

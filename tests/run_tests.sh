@@ -347,6 +347,29 @@ for kernel in 6.1 6.12; do
     done
 done
 
+# Escape attempts against the sandbox invariants (tests/security), as the e2e suite runs.
+run_security() { # KERNEL BACKEND
+    local k=$1 backend=$2 t rc
+    local out=$log/security-$k-$backend.log
+    t=$(now)
+    scripts/bwvm --kernel "$k" --timeout 900 -- bash tests/security/run_security.sh "$bin" "$backend" >"$out" 2>&1
+    rc=$?
+    echo "security on $k, backend $backend: $(elapsed "$t")s wall, status $rc"
+    while read -r line; do
+        case "$line" in
+            "ok "*) pass "[security $k $backend] ${line#ok }" ;;
+            "not ok "*) fail "[security $k $backend] ${line#not ok }" ;;
+        esac
+    done <"$out"
+    grep -qx "security-done" "$out" ||
+        fail "[security $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
+}
+for kernel in 6.1 6.12; do
+    for backend in maps c; do
+        run_security "$kernel" "$backend"
+    done
+done
+
 # Both backends against the reference evaluator in the real kernel: random policies over a
 # file tree, each query's verdict and the rule bwrun names compared with `bwc query`.
 oracle=$log/oracle

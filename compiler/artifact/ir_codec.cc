@@ -94,6 +94,7 @@ void put(Writer& w, const ir::PathRule& r)
     w.str(r.pattern);
     put(w, r.conditions);
     put(w, r.origin);
+    w.num(static_cast<std::uint8_t>(r.invariant));
 }
 
 void put(Writer& w, const ir::AuditRule& r)
@@ -259,6 +260,7 @@ void get(Reader& r, ir::PathRule& rule)
     rule.pattern = glob(r);
     get(r, rule.conditions);
     get(r, rule.origin);
+    rule.invariant = r.boolean();
 }
 
 void get(Reader& r, ir::AuditRule& rule)
@@ -346,6 +348,7 @@ std::vector<std::byte> encode_ir(const ir::Policy& p)
     put(w, p.net_default);
     put(w, p.syscall_default);
     put(w, p.syscall_default_action);
+    w.u32(p.unsafe);
     put(w, p.rules);
     put(w, p.audits);
     put(w, p.syscalls);
@@ -375,6 +378,11 @@ std::variant<ir::Policy, Error> decode_ir(std::span<const std::byte> bytes)
     get(r, p.net_default);
     get(r, p.syscall_default);
     get(r, p.syscall_default_action);
+    p.unsafe = r.u32();
+    if (p.unsafe & ~ir::kAllInvariants)
+        r.fail(fmt::format("unsafe mask 0x{:x} names unknown invariants", p.unsafe));
+    else if (p.unsafe & static_cast<ir::InvariantMask>(ir::Invariant::Self))
+        r.fail("the policy loosens bumblewrap's own state, which no policy can");
     get(r, p.rules);
     get(r, p.audits);
     get(r, p.syscalls);

@@ -139,6 +139,12 @@ struct Condition {
     SourceLocation loc;
 };
 
+// `unsafe mount, ptrace`: sandbox invariants the policy switches off.
+struct Unsafe {
+    std::vector<Word> names;
+    SourceLocation loc;
+};
+
 struct Statement;
 
 struct WhenBlock {
@@ -149,7 +155,7 @@ struct WhenBlock {
 
 struct Statement {
     std::variant<Metadata, Requires, Include, Let, SetDef, DefaultStmt, PathRule, SyscallRule, NetRule, DeviceRule,
-                 WhenBlock>
+                 WhenBlock, Unsafe>
         node;
 };
 

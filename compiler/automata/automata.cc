@@ -193,6 +193,9 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
     // Denials of other access kinds, explicit or by default, would not happen: say so once.
     ir::AccessMask unenforced = p.path_default.decision == ir::Decision::Deny ? ir::kAllAccesses : 0;
     for (const auto& r : p.rules) {
+        // Invariants are enforced by every hook there is, and more by hooks of their own.
+        if (r.invariant)
+            continue;
         if (r.conditions.count() > 0)
             refuse(r.origin, "conditions (`when`, `owner`, `flags`) on path rules");
         else if (r.decision == ir::Decision::Deny)
@@ -294,7 +297,8 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
     a.accepts.resize(a.nstates);
     auto rank = [&](std::size_t i) {
         const auto& r = policy.rules[i];
-        return std::tuple{ir::specificity(r.pattern), r.conditions.count(), r.decision == ir::Decision::Deny};
+        return std::tuple{r.invariant, ir::specificity(r.pattern), r.conditions.count(),
+                          r.decision == ir::Decision::Deny};
     };
     for (std::uint32_t s = 0; s < a.nstates; ++s) {
         std::array<int, ir::kAccessKinds> best;

@@ -212,6 +212,12 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
             p.hooks.emplace_back(hook.name);
     }
     h += fmt::format("#define BW_POLICY_HOOKS {}\n", p.hooks.size());
+    // bumblewrap's own state is kept by path rules; the other invariants need their hooks.
+    const auto hooked = policy.invariants() & ~static_cast<ir::InvariantMask>(ir::Invariant::Self);
+    h += fmt::format("#define BW_POLICY_INVARIANTS 0x{:x} /* {} */\n#define BW_HOOK_INVARIANTS {}\n", hooked,
+                     ir::invariant_names(hooked), hooked != 0 ? 1 : 0);
+    if (hooked != 0)
+        p.hooks.emplace_back("invariants");
     h += "\n" + classes_table(grouped) + "\n";
     p.inline_decisions = ranges.size() <= kMaxInlineRanges;
     // Without a hook nothing calls the decision function, and libbpf would take an

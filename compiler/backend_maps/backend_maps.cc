@@ -13,6 +13,7 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
     t.sandbox.default_decision = static_cast<std::uint32_t>(policy.path_default.decision);
     t.sandbox.default_rule = policy.path_default.id;
     std::copy(automaton.classes.begin(), automaton.classes.end(), t.sandbox.classes);
+    t.sandbox.invariants = policy.invariants();
     t.trans.reserve(automaton.trans.size());
     for (const auto next : automaton.trans)
         t.trans.push_back(automaton.accepts[next].absorbing ? next | BW_ABSORBING : next);
@@ -55,12 +56,13 @@ artifact::KernelRequirements kernel_requirements()
 
 std::string dump(const MapTables& t)
 {
-    return fmt::format("map bw_sandboxes: 1 entry (nclasses={}, nstates={}, default={} rule #{})\n"
+    return fmt::format("map bw_sandboxes: 1 entry (nclasses={}, nstates={}, default={} rule #{}, invariants={})\n"
                        "map bw_trans:     {} entries of 4 bytes\n"
                        "map bw_accepts:   {} entries of {} bytes\n",
                        t.sandbox.nclasses, t.sandbox.nstates,
                        t.sandbox.default_decision == BW_DECISION_ALLOW ? "allow" : "deny",
-                       t.sandbox.default_rule, t.trans.size(), t.accepts.size(), sizeof(bw_accept));
+                       t.sandbox.default_rule, ir::invariant_names(t.sandbox.invariants), t.trans.size(),
+                       t.accepts.size(), sizeof(bw_accept));
 }
 
 } // namespace bw

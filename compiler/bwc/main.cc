@@ -300,6 +300,8 @@ int cmd_inspect(std::span<char*> args)
     std::printf("kernel:          Linux %s or later (%s)\n", p.kernel.min_kernel.c_str(), p.kernel.why.c_str());
     for (const auto& f : p.kernel.features)
         std::printf("  %s (%s): %s\n", f.name.c_str(), f.since.c_str(), f.why.c_str());
+    std::printf("invariants:      %s\n", ir::invariant_names(p.ir.invariants()).c_str());
+    std::printf("unsafe:          %s\n", ir::invariant_names(p.ir.unsafe).c_str());
     std::printf("automaton:       %u states, %u byte classes, %zu transitions\n", p.tables.sandbox.nstates,
                 p.tables.sandbox.nclasses, p.tables.trans.size());
     std::printf("rules:\n");

@@ -206,6 +206,8 @@ private:
                         default_stmt(node);
                 } else if constexpr (std::is_same_v<T, ast::SyscallRule>) {
                     syscall_rule(node);
+                } else if constexpr (std::is_same_v<T, ast::Unsafe>) {
+                    unsafe_stmt(node);
                 } else if constexpr (std::is_same_v<T, ast::Include> || std::is_same_v<T, ast::Let> ||
                                      std::is_same_v<T, ast::SetDef>) {
                     // Resolved already (includes) or expanded where used (lets, sets).
@@ -253,6 +255,8 @@ private:
             return "`set`";
         else if constexpr (std::is_same_v<T, ast::DefaultStmt>)
             return "`default`";
+        else if constexpr (std::is_same_v<T, ast::Unsafe>)
+            return "`unsafe`";
         else
             return "a syscall rule";
     }
@@ -301,6 +305,35 @@ private:
         auto& f = out_.policy.features;
         if (std::find(f.begin(), f.end(), r.value.text) == f.end())
             f.push_back(r.value.text);
+    }
+
+    // Each name switches one invariant off, with a warning: `bwc check` in CI shows who did.
+    void unsafe_stmt(const ast::Unsafe& u)
+    {
+        std::vector<std::string> loosenable;
+        for (const auto& i : ir::invariants()) {
+            if (i.invariant != ir::Invariant::Self)
+                loosenable.emplace_back(i.name);
+        }
+        for (const auto& word : u.names) {
+            const auto invariant = ir::parse_invariant(word.text);
+            if (!invariant) {
+                auto& d = diags_.report(DiagKind::UnknownInvariant, word.loc, word.text);
+                d.hints.push_back(did_you_mean(word.text, loosenable));
+                d.hints.push_back(fmt::format("invariants: {}", fmt::join(loosenable, ", ")));
+                continue;
+            }
+            if (*invariant == ir::Invariant::Self) {
+                diags_.report(DiagKind::InvariantNotLoosenable, word.loc, word.text)
+                    .hints.push_back("a sandbox that reached bumblewrap's state could rewrite its own policy");
+                continue;
+            }
+            const auto what = std::find_if(ir::invariants().begin(), ir::invariants().end(),
+                                           [&](const ir::InvariantInfo& i) { return i.invariant == *invariant; });
+            diags_.report(DiagKind::UnsafeInvariant, word.loc, word.text, what->what)
+                .hints.push_back("docs/security.md says what each invariant protects");
+            out_.policy.unsafe |= static_cast<ir::InvariantMask>(*invariant);
+        }
     }
 
     void default_stmt(const ast::DefaultStmt& d)

@@ -11,6 +11,36 @@ namespace {
 constexpr std::array<std::string_view, kAccessKinds> kAccessNames = {
     "read", "write", "append", "exec", "create", "delete", "rename", "link", "metadata", "attr", "ioctl"};
 
+constexpr std::array<InvariantInfo, 10> kInvariants = {{
+    {Invariant::Cgroup, "cgroup", "leaving the sandbox's cgroup: writes under /sys/fs/cgroup, new cgroups"},
+    {Invariant::Bpf, "bpf", "the bpf() system call and the BPF file system (/sys/fs/bpf)"},
+    {Invariant::Perf, "perf", "perf events (perf_event_open, hardware breakpoints)"},
+    {Invariant::Signal, "signal", "signals to processes outside the sandbox"},
+    {Invariant::Ptrace, "ptrace", "ptrace, process_vm_readv/writev and /proc/PID/mem of processes outside the sandbox"},
+    {Invariant::Mount, "mount", "mount, umount, move_mount, pivot_root and chroot"},
+    {Invariant::Modules, "modules", "loading kernel modules and kexec images, module auto-loading"},
+    {Invariant::Sysctl, "sysctl", "writes to /proc/sys and /sys/kernel"},
+    {Invariant::Devices, "devices", "block devices, /dev/mem, /dev/kmem and /dev/port, by device number"},
+    {Invariant::Self, "bumblewrap", "bumblewrap's own state: /run/bumblewrap and /sys/fs/bpf/bumblewrap"},
+}};
+
+// Kernel tunables and cgroup files may be read; changing them is what the invariant forbids.
+constexpr AccessMask kChanges = kAllAccesses & ~(bit(Access::Read) | bit(Access::Metadata));
+
+struct InvariantPath {
+    Invariant invariant;
+    std::string_view pattern;
+    AccessMask accesses;
+};
+constexpr std::array<InvariantPath, 6> kInvariantPaths = {{
+    {Invariant::Cgroup, "/sys/fs/cgroup/**", kChanges},
+    {Invariant::Bpf, "/sys/fs/bpf/**", kAllAccesses},
+    {Invariant::Sysctl, "/proc/sys/**", kChanges},
+    {Invariant::Sysctl, "/sys/kernel/**", kChanges},
+    {Invariant::Self, "/run/bumblewrap/**", kAllAccesses},
+    {Invariant::Self, "/sys/fs/bpf/bumblewrap/**", kAllAccesses},
+}};
+
 bool is_wildcard_char(char c)
 {
     return c == '*' || c == '?' || c == '[';
@@ -180,11 +210,62 @@ bool conditions_hold(const Conditions& c, const PathQuery& q)
     return (q.flags & c.open_flags) == c.open_flags;
 }
 
+std::span<const InvariantInfo> invariants()
+{
+    return kInvariants;
+}
+
+std::string_view name(Invariant invariant)
+{
+    for (const auto& i : kInvariants) {
+        if (i.invariant == invariant)
+            return i.name;
+    }
+    return "invariant";
+}
+
+std::optional<Invariant> parse_invariant(std::string_view word)
+{
+    for (const auto& i : kInvariants) {
+        if (i.name == word)
+            return i.invariant;
+    }
+    return std::nullopt;
+}
+
+std::string invariant_names(InvariantMask mask)
+{
+    std::string out;
+    for (const auto& i : kInvariants) {
+        if (mask & static_cast<InvariantMask>(i.invariant))
+            out += fmt::format("{}{}", out.empty() ? "" : ", ", i.name);
+    }
+    return out.empty() ? "none" : out;
+}
+
+std::vector<PathRule> invariant_rules(InvariantMask mask)
+{
+    std::vector<PathRule> out;
+    for (const auto& p : kInvariantPaths) {
+        if (!(mask & static_cast<InvariantMask>(p.invariant)))
+            continue;
+        PathRule r;
+        r.decision = Decision::Deny;
+        r.accesses = p.accesses;
+        r.pattern = std::string(p.pattern);
+        r.invariant = true;
+        r.origin.file = std::string(kInvariantFile);
+        r.origin.text = fmt::format("invariant: {}", name(p.invariant));
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
 Verdict evaluate(const Policy& policy, const PathQuery& q)
 {
     const PathRule* best = nullptr;
     auto rank = [](const PathRule& r) {
-        return std::tuple{specificity(r.pattern), r.conditions.count(), r.decision == Decision::Deny};
+        return std::tuple{r.invariant, specificity(r.pattern), r.conditions.count(), r.decision == Decision::Deny};
     };
     for (const auto& rule : policy.rules) {
         if (!(rule.accesses & bit(q.access)) || !glob_match(rule.pattern, q.path) || !conditions_hold(rule.conditions, q))
@@ -337,6 +418,7 @@ std::string dump(const Policy& policy)
         out += fmt::format("  source {:?}\n", file);
     for (const auto& [k, v] : policy.bindings)
         out += fmt::format("  binds ${{{}}} = {:?}\n", k, v);
+    out += fmt::format("  unsafe {}\n", invariant_names(policy.unsafe));
     out += fmt::format("  #{:<4} default {}  {}\n", policy.path_default.id, to_string(policy.path_default.decision),
                        where(policy.path_default.origin));
     out += fmt::format("  #{:<4} net default {}  {}\n", policy.net_default.id, to_string(policy.net_default.decision),
@@ -344,8 +426,9 @@ std::string dump(const Policy& policy)
     out += fmt::format("  #{:<4} syscalls default {}  {}\n", policy.syscall_default.id,
                        to_string(policy.syscall_default.decision), where(policy.syscall_default.origin));
     for (const auto& r : policy.rules)
-        out += fmt::format("  #{:<4} {} {} {:?}{}  {}\n", r.id, to_string(r.decision), to_string(r.accesses), r.pattern,
-                           conditions(r.conditions), where(r.origin));
+        out += fmt::format("  #{:<4} {}{} {} {:?}{}  {}\n", r.id, r.invariant ? "invariant " : "", to_string(r.decision),
+                           to_string(r.accesses), r.pattern, conditions(r.conditions),
+                           r.invariant ? r.origin.text : where(r.origin));
     for (const auto& r : policy.audits)
         out += fmt::format("  #{:<4} audit {} {:?}{}  {}\n", r.id, to_string(r.accesses), r.pattern,
                            conditions(r.conditions), where(r.origin));

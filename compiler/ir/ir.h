@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,37 @@ constexpr AccessMask bit(Access a)
 std::string_view name(Access a);
 std::optional<Access> parse_access(std::string_view word); // "stat" is an alias of metadata
 std::string to_string(AccessMask mask);                     // "read, write" or "all"
+
+// Sandbox invariants (docs/security.md): what every sandbox keeps unless its policy says
+// `unsafe NAME`. Values match enum bw_invariant in bpf-templates/bumblewrap.h.
+enum class Invariant : std::uint16_t {
+    Cgroup = 1u << 0,
+    Bpf = 1u << 1,
+    Perf = 1u << 2,
+    Signal = 1u << 3,
+    Ptrace = 1u << 4,
+    Mount = 1u << 5,
+    Modules = 1u << 6,
+    Sysctl = 1u << 7,
+    Devices = 1u << 8,
+    Self = 1u << 9, // bumblewrap's own state: no policy loosens it
+};
+using InvariantMask = std::uint32_t;
+inline constexpr InvariantMask kAllInvariants = (1u << 10) - 1;
+
+struct InvariantInfo {
+    Invariant invariant;
+    std::string_view name; // as `unsafe` names it
+    std::string_view what; // what it forbids, for diagnostics and `bwc inspect`
+};
+// Every invariant, in bit order.
+std::span<const InvariantInfo> invariants();
+std::string_view name(Invariant invariant);
+std::optional<Invariant> parse_invariant(std::string_view word);
+std::string invariant_names(InvariantMask mask); // "mount, ptrace" or "none"
+
+// The file used in the provenance of invariant rules, which no source file has.
+inline constexpr std::string_view kInvariantFile = "<bumblewrap>";
 
 struct Provenance {
     std::string file;
@@ -72,7 +104,8 @@ struct Conditions {
 
 // A path rule with one glob pattern (alternatives `{a,b}` are expanded into rules that
 // share their provenance). Patterns are absolute; `**` is a whole component matching zero
-// or more components; a trailing `/` has become `/**`.
+// or more components; a trailing `/` has become `/**`. Invariant rules are added by the
+// lower stage for the invariants in force, deny, and take precedence over every policy rule.
 struct PathRule {
     RuleId id = 0;
     Decision decision = Decision::Deny;
@@ -80,7 +113,11 @@ struct PathRule {
     std::string pattern;
     Conditions conditions;
     Provenance origin;
+    bool invariant = false;
 };
+
+// The path rules of the invariants in `mask`, without ids.
+std::vector<PathRule> invariant_rules(InvariantMask mask);
 
 // `audit` rules record matching accesses and never decide.
 struct AuditRule {
@@ -163,6 +200,14 @@ struct Policy {
     Default syscall_default;
     SyscallAction syscall_default_action;
 
+    // Invariants loosened by `unsafe` statements; the others are in force.
+    InvariantMask unsafe = 0;
+
+    InvariantMask invariants() const
+    {
+        return kAllInvariants & ~unsafe;
+    }
+
     std::vector<PathRule> rules; // sorted, ids ascending
     std::vector<AuditRule> audits;
     std::vector<SyscallRule> syscalls;
@@ -210,8 +255,8 @@ struct Specificity {
 Specificity specificity(std::string_view pattern);
 
 // The reference evaluator: among the rules whose pattern matches, whose accesses include
-// the query's and whose conditions hold, the most specific decides; then the one with more
-// conditions; then deny over allow. No rule: the default decides.
+// the query's and whose conditions hold, an invariant rule decides first; otherwise the most
+// specific; then the one with more conditions; then deny over allow. No rule: the default.
 Verdict evaluate(const Policy& policy, const PathQuery& query);
 
 // Syscalls: a rule naming the syscall beats one through a group; deny wins a tie.

@@ -9,7 +9,7 @@ namespace {
 
 auto key(const ir::PathRule& r)
 {
-    return std::tie(r.pattern, r.accesses, r.conditions, r.decision);
+    return std::tie(r.invariant, r.pattern, r.accesses, r.conditions, r.decision);
 }
 auto key(const ir::AuditRule& r)
 {
@@ -101,6 +101,11 @@ ir::Policy run_lower(CheckedPolicy checked, Diagnostics& diags)
     normalise(policy.syscalls, next, main_file, diags);
     normalise(policy.net, next, main_file, diags);
     normalise(policy.devices, next, main_file, diags);
+    // Numbered last, so that the policy's own rules keep their ids whatever is in force.
+    for (auto& r : ir::invariant_rules(policy.invariants())) {
+        r.id = next++;
+        policy.rules.push_back(std::move(r));
+    }
     return policy;
 }
 

@@ -541,6 +541,8 @@ private:
             return net_rule(*r);
         if (auto* r = ctx.deviceRule())
             return device_rule(*r);
+        if (auto* u = ctx.unsafeStmt())
+            return ast::Unsafe{words(u->word()), span(*u)};
         return when_block(*ctx.whenBlock());
     }
 

@@ -33,7 +33,9 @@ Stats compute(const ir::Policy& policy, const Automaton& automaton, const MapTab
               std::size_t max_removal_rules)
 {
     Stats s;
-    s.path_rules = policy.rules.size();
+    // Invariant rules are in every policy; the user can only change the others.
+    s.path_rules = static_cast<std::size_t>(
+        std::count_if(policy.rules.begin(), policy.rules.end(), [](const ir::PathRule& r) { return !r.invariant; }));
     s.audit_rules = policy.audits.size();
     s.syscall_rules = policy.syscalls.size();
     s.net_rules = policy.net.size();
@@ -47,6 +49,8 @@ Stats compute(const ir::Policy& policy, const Automaton& automaton, const MapTab
 
     s.method = policy.rules.size() <= max_removal_rules ? Stats::Method::Removal : Stats::Method::Heuristic;
     for (std::size_t i = 0; i < policy.rules.size(); ++i) {
+        if (policy.rules[i].invariant)
+            continue;
         const auto score = s.method == Stats::Method::Removal
                                ? std::int64_t{automaton.nstates} - states_without(policy, i)
                                : heuristic_score(policy.rules[i].pattern);

@@ -26,24 +26,74 @@ std::string unresolved(std::int32_t error)
     }
 }
 
+std::string fixed_string(const char* s, std::size_t n)
+{
+    return std::string(s, strnlen(s, n));
+}
+
+std::string invariant_name(std::uint32_t bit)
+{
+    return std::string(ir::name(static_cast<ir::Invariant>(bit)));
+}
+
+// What a denial without a path rule tried, in words: "signal 9 to pid 12 (sleep)".
+std::string describe_operation(const bw_event& e)
+{
+    const auto target_comm = fixed_string(e.target_comm, sizeof e.target_comm);
+    const auto path = std::string(e.path, std::min<std::size_t>(e.path_len, sizeof e.path));
+    const auto major = static_cast<unsigned>(e.target >> 20), minor = static_cast<unsigned>(e.target & 0xfffff);
+    switch (e.op) {
+    case BW_OP_SIGNAL: return fmt::format("signal {} to pid {} ({})", e.arg, e.target, target_comm);
+    case BW_OP_PTRACE:
+        return e.arg == 0 ? fmt::format("ptrace traceme by pid {} ({})", e.target, target_comm)
+                          : fmt::format("ptrace of pid {} ({})", e.target, target_comm);
+    case BW_OP_MOUNT:
+        return target_comm.empty() ? fmt::format("move_mount onto {}", path)
+                                   : fmt::format("mount of {} on {}", target_comm, path);
+    case BW_OP_UMOUNT: return "umount";
+    case BW_OP_PIVOT_ROOT: return fmt::format("pivot_root to {}", path);
+    case BW_OP_CHROOT: return fmt::format("chroot to {}", path);
+    case BW_OP_BPF: return fmt::format("bpf command {}", e.arg);
+    case BW_OP_PERF: return "perf event";
+    case BW_OP_MODULE:
+        return path.empty() ? fmt::format("kernel image load (id {})", e.arg)
+                            : fmt::format("module request for {}", path);
+    case BW_OP_MKDIR: return fmt::format("mkdir {} on file system 0x{:x}", path, e.arg);
+    case BW_OP_DEVICE: return fmt::format("open of device {}:{} ({})", major, minor, path);
+    case BW_OP_MKNOD: return fmt::format("mknod of device {}:{} ({})", major, minor, path);
+    case BW_OP_OPEN: return fmt::format("open of {} on file system 0x{:x}", path, e.target);
+    default: return fmt::format("operation {}", e.op);
+    }
+}
+
+// A path rule's name, or the invariant's when the lower stage added the rule.
+std::string rule_name(std::uint32_t id, const artifact::PolicyData& policy)
+{
+    const auto* r = policy.rule(id);
+    if (r == nullptr)
+        return fmt::format("rule #{}", id);
+    if (r->file == ir::kInvariantFile)
+        return fmt::format("invariant {}", r->text.substr(r->text.find(' ') + 1));
+    return fmt::format("`{}` ({}:{})", r->text, r->file, r->line);
+}
+
 } // namespace
 
 std::string describe_denial(const bw_event& e, const artifact::PolicyData& policy)
 {
+    const std::string comm = fixed_string(e.comm, sizeof e.comm);
+    if (e.op != BW_OP_PATH)
+        return fmt::format("denied {} by invariant {} [pid {} {}]", describe_operation(e), invariant_name(e.invariant),
+                           e.pid, comm);
+
     const std::string access =
         e.access < ir::kAccessKinds ? std::string(ir::name(static_cast<ir::Access>(e.access))) : "access";
-
-    const std::string comm(e.comm, strnlen(e.comm, sizeof e.comm));
     std::string object;
     if (e.path_error != 0)
         object = unresolved(e.path_error);
     else
         object = std::string(e.path, std::min<std::size_t>(e.path_len, sizeof e.path));
-
-    std::string rule = fmt::format("rule #{}", e.rule_id);
-    if (const auto* r = policy.rule(e.rule_id))
-        rule = fmt::format("`{}` ({}:{})", r->text, r->file, r->line);
-    return fmt::format("denied {} {} by {} [pid {} {}]", access, object, rule, e.pid, comm);
+    return fmt::format("denied {} {} by {} [pid {} {}]", access, object, rule_name(e.rule_id, policy), e.pid, comm);
 }
 
 } // namespace bw::rt

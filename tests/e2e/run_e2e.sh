@@ -216,6 +216,15 @@ test_glob_deny_inside_allow() {
 test_policy_that_denies_nothing() {
     sandbox allow-all cat "$W/secret"
     expect_status 0 && [ "$(cat "$out/stdout")" = "secret content" ] || fail "not allowed: $(cat "$out/stderr")"
+    # The invariants hold all the same: a process outside the sandbox cannot be signalled.
+    sleep 60 &
+    local outside=$!
+    sandbox allow-all kill -TERM "$outside"
+    kill -0 "$outside" 2>/dev/null || fail "the sandbox killed an outside process"
+    kill "$outside"
+    wait "$outside" 2>/dev/null
+    expect_status 1
+    grep -qF "by invariant signal" "$out/stderr" || fail "no invariant denial reported: $(cat "$out/stderr")"
 }
 
 test_outside_unaffected() {

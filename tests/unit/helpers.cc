@@ -131,6 +131,19 @@ ir::Policy random_policy(std::mt19937& rng)
     ir::RuleId id = ir::kFirstRuleId;
     for (auto& r : p.rules)
         r.id = id++;
+    // Invariant rules, as the lower stage appends them: denials above every policy rule.
+    // Their patterns are random too, so that they overlap the policy's rules.
+    for (int i = static_cast<int>(rng() % 6) - 3; i > 0; --i) {
+        ir::PathRule r;
+        r.pattern = random_pattern(rng);
+        r.accesses = static_cast<ir::AccessMask>(1 + rng() % 15);
+        r.decision = ir::Decision::Deny;
+        r.invariant = true;
+        r.origin.file = std::string(ir::kInvariantFile);
+        r.origin.text = "invariant: random";
+        r.id = id++;
+        p.rules.push_back(r);
+    }
     return p;
 }
 

@@ -54,6 +54,7 @@ ir::Policy checked_policy(const std::string& text);
 // Random policies and paths over a few overlapping names, so that rules nest, collide
 // and share prefixes: patterns with `*`, `?`, `[...]` and `**`, accesses among read,
 // write, append and exec, rules sorted and numbered as the pipeline does.
+// Random path rules, sometimes with invariant rules after them (as the lower stage adds them).
 ir::Policy random_policy(std::mt19937& rng);
 std::string random_path(std::mt19937& rng, int max_depth);
 

@@ -5,29 +5,42 @@
 
 #include <cstddef>
 
-static_assert(BW_ABI_VERSION == 3);
-static_assert(sizeof(bw_sandbox) == 272);
+static_assert(BW_ABI_VERSION == 4);
+static_assert(sizeof(bw_sandbox) == 276);
 static_assert(offsetof(bw_sandbox, nclasses) == 0);
 static_assert(offsetof(bw_sandbox, nstates) == 4);
 static_assert(offsetof(bw_sandbox, default_decision) == 8);
 static_assert(offsetof(bw_sandbox, default_rule) == 12);
 static_assert(offsetof(bw_sandbox, classes) == 16);
+static_assert(offsetof(bw_sandbox, invariants) == 272);
 static_assert(BW_ACCESS_KINDS == bw::ir::kAccessKinds);
 static_assert(BW_ACCESS_EXEC == static_cast<int>(bw::ir::Access::Exec));
 static_assert(BW_ACCESS_IOCTL == static_cast<int>(bw::ir::Access::Ioctl));
 static_assert(sizeof(bw_accept) == 56);
 static_assert(offsetof(bw_accept, rule) == 0);
 static_assert(offsetof(bw_accept, decision) == 44);
-static_assert(sizeof(bw_event) == 48 + BW_PATH_MAX);
+static_assert(sizeof(bw_event) == 88 + BW_PATH_MAX);
 static_assert(offsetof(bw_event, cgroup_id) == 0);
 static_assert(offsetof(bw_event, rule_id) == 16);
 static_assert(offsetof(bw_event, path_error) == 24);
 static_assert(offsetof(bw_event, path_len) == 28);
 static_assert(offsetof(bw_event, comm) == 32);
-static_assert(offsetof(bw_event, path) == 48);
+static_assert(offsetof(bw_event, op) == 48);
+static_assert(offsetof(bw_event, invariant) == 52);
+static_assert(offsetof(bw_event, target) == 56);
+static_assert(offsetof(bw_event, arg) == 64);
+static_assert(offsetof(bw_event, target_comm) == 72);
+static_assert(offsetof(bw_event, path) == 88);
 static_assert(sizeof(bw_scratch) == BW_PATH_MAX + BW_NAME_MAX + 1);
 // The kernel's d_path() limit; the walk and the event buffer rely on it being a power of two.
 static_assert(BW_PATH_MAX == 4096 && (BW_PATH_MAX & (BW_PATH_MAX - 1)) == 0);
 
 static_assert(static_cast<int>(bw::ir::Decision::Allow) == BW_DECISION_ALLOW);
 static_assert(static_cast<int>(bw::ir::Decision::Deny) == BW_DECISION_DENY);
+
+// The invariant bits are one enum on both sides.
+static_assert(static_cast<unsigned>(bw::ir::Invariant::Cgroup) == BW_INV_CGROUP);
+static_assert(static_cast<unsigned>(bw::ir::Invariant::Ptrace) == BW_INV_PTRACE);
+static_assert(static_cast<unsigned>(bw::ir::Invariant::Devices) == BW_INV_DEVICES);
+static_assert(static_cast<unsigned>(bw::ir::Invariant::Self) == BW_INV_SELF);
+static_assert(bw::ir::kAllInvariants == BW_INV_ALL);

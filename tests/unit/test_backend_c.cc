@@ -4,6 +4,7 @@
 #include "backend_c/backend_c.h"
 #include "helpers.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -27,9 +28,15 @@ std::uint32_t walk(const MapTables& t, std::string_view path)
     return state;
 }
 
+// Whether the program decides paths: without file_open it has no decision function.
+bool decides_paths(const CProgram& program)
+{
+    return std::find(program.hooks.begin(), program.hooks.end(), "file_open") != program.hooks.end();
+}
+
 // One C file holding every program's decision function under its own name, and a main
 // that answers "program state kind" lines with decision | rule << 8. A program without
-// hooks has no decision function (it decides nothing): its slot stays empty.
+// path hook has no decision function (it decides nothing): its slot stays empty.
 std::string harness(const std::vector<CProgram>& programs)
 {
     std::string c = "#include <stdio.h>\n#include \"bumblewrap.h\"\n"
@@ -40,7 +47,7 @@ std::string harness(const std::vector<CProgram>& programs)
         c += programs[i].header;
         c += "#undef bw_policy_decision\n#undef bw_policy_classes\n#undef BW_POLICY_NCLASSES\n"
              "#undef BW_POLICY_NSTATES\n#undef BW_POLICY_DEFAULT_DECISION\n#undef BW_POLICY_DEFAULT_RULE\n"
-             "#undef BW_POLICY_HOOKS\n#undef BW_POLICY_INLINE_DECISIONS\n";
+             "#undef BW_POLICY_HOOKS\n#undef BW_POLICY_INLINE_DECISIONS\n#undef BW_POLICY_INVARIANTS\n";
         for (std::size_t at = programs[i].header.find("#define BW_HOOK_"); at != std::string::npos;
              at = programs[i].header.find("#define BW_HOOK_", at + 1)) {
             const auto name = at + std::string_view("#define ").size();
@@ -49,7 +56,7 @@ std::string harness(const std::vector<CProgram>& programs)
     }
     c += "static __u64 (*const decisions[])(__u32, __u32) = {";
     for (std::size_t i = 0; i < programs.size(); ++i)
-        c += programs[i].hooks.empty() ? std::string("0, ") : fmt::format("decision_{}, ", i);
+        c += decides_paths(programs[i]) ? fmt::format("decision_{}, ", i) : std::string("0, ");
     c += "};\nint main(void)\n{\n\tunsigned p, s, k;\n\twhile (scanf(\"%u %u %u\", &p, &s, &k) == 3)\n"
          "\t\tprintf(\"%llu\\n\", (unsigned long long)decisions[p](s, k));\n\treturn 0;\n}\n";
     return c;
@@ -91,7 +98,7 @@ TEST_CASE("the specialised backend decides as the reference evaluator on random 
     dir.write("harness.c", harness(programs));
     std::string input;
     for (const auto& q : queries) {
-        if (!programs[q.policy].hooks.empty())
+        if (decides_paths(programs[q.policy]))
             input += fmt::format("{} {} {}\n", q.policy, q.state, static_cast<unsigned>(q.access));
     }
     dir.write("queries.txt", input);
@@ -112,7 +119,7 @@ TEST_CASE("the specialised backend decides as the reference evaluator on random 
                        << ir::dump(policies[q.policy]));
         ++checked;
         // No hook: the kernel never asks, so everything must be allowed.
-        if (programs[q.policy].hooks.empty()) {
+        if (!decides_paths(programs[q.policy])) {
             REQUIRE(expected.decision == ir::Decision::Allow);
             ++without_hooks;
             continue;
@@ -131,30 +138,32 @@ TEST_CASE("the specialised backend decides as the reference evaluator on random 
     CHECK(denied < checked * 9 / 10);
 }
 
-TEST_CASE("the specialised backend keeps only the hooks that can deny")
+TEST_CASE("the specialised backend keeps the invariants' hooks, and every path hook for bumblewrap's own state")
 {
     SourceManager sources;
     Diagnostics diags(sources);
     auto allow_all = test::checked_policy("policy \"p\" {\n    default allow\n    allow read /usr/\n}\n");
     auto a = run_compile_paths(allow_all, diags);
     REQUIRE(a);
-    CHECK(run_backend_c(allow_all, *a).hooks.empty());
-    // Each hook that decides a denied kind, and no other: truncate(2) is a write, a rename
-    // creates its new name and deletes a file it replaces, a link creates its new name.
-    const std::pair<const char*, std::vector<std::string>> cases[] = {
-        {"write", {"file_open", "truncate"}},
-        {"exec", {"file_open", "exec"}},
-        {"create", {"create", "rename", "link"}},
-        {"delete", {"delete", "rename"}},
-        {"rename", {"rename"}},
-        {"link", {"link"}},
-        {"attr", {"attr"}},
-        {"metadata", {"metadata"}},
-    };
-    for (const auto& [kind, hooks] : cases) {
-        auto one_deny = test::checked_policy(fmt::format("policy \"p\" {{\n    default allow\n    deny {} /etc/\n}}\n", kind));
-        auto b = run_compile_paths(one_deny, diags);
-        REQUIRE(b);
-        CHECK(run_backend_c(one_deny, *b).hooks == hooks);
-    }
+    // bumblewrap's own state is denied to every access kind, so every path hook stays.
+    const std::vector<std::string> path_hooks = {"file_open", "create", "delete", "rename", "link",
+                                                 "attr",      "truncate", "metadata", "exec"};
+    auto with_invariants = path_hooks;
+    with_invariants.emplace_back("invariants");
+    CHECK(run_backend_c(allow_all, *a).hooks == with_invariants);
+    ir::PathQuery pins;
+    pins.access = ir::Access::Read;
+    pins.path = "/sys/fs/bpf/bumblewrap/abi3-0/bw_sandboxes";
+    CHECK(ir::evaluate(allow_all, pins).decision == ir::Decision::Deny);
+
+    // Every invariant that can be loosened is: the path hooks stay for bumblewrap's own state.
+    auto unsafe = test::checked_policy("policy \"p\" {\n    default allow\n    unsafe cgroup, bpf, perf, signal, "
+                                       "ptrace, mount, modules, sysctl, devices\n}\n");
+    auto b = run_compile_paths(unsafe, diags);
+    REQUIRE(b);
+    CHECK(run_backend_c(unsafe, *b).hooks == path_hooks);
+    CHECK(ir::evaluate(unsafe, pins).decision == ir::Decision::Deny);
+    pins.path = "/sys/fs/bpf/other";
+    CHECK(ir::evaluate(unsafe, pins).decision == ir::Decision::Allow);
+    CHECK(ir::evaluate(allow_all, pins).decision == ir::Decision::Deny);
 }

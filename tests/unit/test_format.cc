@@ -226,6 +226,12 @@ TEST_CASE("a path keeps the space before a comma, which would otherwise be part 
                   "policy \"p\" {\n    set s = paths { /a , \"/b\", /c }\n}\n");
 }
 
+TEST_CASE("`unsafe` keeps its names, one space after each comma", "[format]")
+{
+    expect_format("policy \"p\" {\n  unsafe   ptrace ,signal\n    ,mount\n  default deny\n}\n",
+                  "policy \"p\" {\n    unsafe ptrace, signal, mount\n    default deny\n}\n");
+}
+
 TEST_CASE("errno takes its argument with no spaces", "[format]")
 {
     expect_format("policy \"p\" {\n  syscalls deny ptrace action errno ( EPERM )\n}\n",

@@ -170,7 +170,9 @@ TEST_CASE("rules are sorted and deduplicated, with the first-written provenance"
     allow read /a
     allow read "/b/"
 })");
-    REQUIRE(p.rules.size() == 2);
+    // The invariant rules come last, numbered after the policy's own.
+    REQUIRE(p.rules.size() == 2 + ir::invariant_rules(ir::kAllInvariants).size());
+    CHECK(p.rules[2].invariant);
     CHECK(p.rules[0].pattern == "/a");
     CHECK(p.rules[0].id == ir::kFirstRuleId);
     CHECK(p.rules[1].pattern == "/b/**");

@@ -5,6 +5,7 @@
 #include "artifact/ir_codec.h"
 #include "helpers.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <filesystem>
@@ -244,6 +245,28 @@ TEST_CASE("the IR keeps what its dump does not show")
         CHECK(d.syscalls[i].action == p.syscalls[i].action);
 }
 
+TEST_CASE("unsafe invariants and invariant rules survive encode and decode")
+{
+    const auto p = test::checked_policy("policy \"p\" {\n    default deny\n    unsafe mount, sysctl\n"
+                                        "    allow write /proc/sys/kernel/\n}\n");
+    const auto d = round_trip(p);
+    CHECK(d.unsafe == (static_cast<ir::InvariantMask>(ir::Invariant::Mount) |
+                       static_cast<ir::InvariantMask>(ir::Invariant::Sysctl)));
+    // The sysctl rules are gone, so the policy's allow decides; the cgroup invariant still denies.
+    ir::PathQuery q;
+    q.access = ir::Access::Write;
+    q.path = "/proc/sys/kernel/ostype";
+    CHECK(ir::evaluate(d, q).decision == ir::Decision::Allow);
+    q.path = "/sys/fs/cgroup/cgroup.procs";
+    const auto v = ir::evaluate(d, q);
+    CHECK(v.decision == ir::Decision::Deny);
+    const auto* origin = ir::find_origin(d, v.rule);
+    REQUIRE(origin != nullptr);
+    CHECK(origin->text == "invariant: cgroup");
+    CHECK(std::count_if(d.rules.begin(), d.rules.end(), [](const ir::PathRule& r) { return r.invariant; }) ==
+          std::count_if(p.rules.begin(), p.rules.end(), [](const ir::PathRule& r) { return r.invariant; }));
+}
+
 TEST_CASE("out-of-range values in the IR are refused")
 {
     auto p = everything();
@@ -290,6 +313,16 @@ TEST_CASE("out-of-range values in the IR are refused")
     {
         p.rules[0].pattern = "/etc/[ab/c]";
         CHECK_THAT(decode_error(p), Catch::Contains("without its `]`"));
+    }
+    SECTION("an unknown invariant in the unsafe mask")
+    {
+        p.unsafe = 1u << 20;
+        CHECK_THAT(decode_error(p), Catch::Contains("unknown invariants"));
+    }
+    SECTION("bumblewrap's own state made unsafe")
+    {
+        p.unsafe = static_cast<ir::InvariantMask>(ir::Invariant::Self);
+        CHECK_THAT(decode_error(p), Catch::Contains("no policy can"));
     }
     SECTION("an exe glob whose class does not close")
     {
