@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * file_open: read, write, append and exec (execve's open of the binary and the
- * interpreter), decided on the path the resolver names.
+ * interpreter), decided on the path the resolver names, after the invariants that no
+ * path decides (device numbers, cgroup2 and bpffs wherever mounted).
  */
 #ifndef BUMBLEWRAP_HOOK_FILE_OPEN_H
 #define BUMBLEWRAP_HOOK_FILE_OPEN_H
 
 #include "decide.bpf.h"
+#include "invariants.bpf.h"
 
 /* What an open asks for: exec, or read and/or write (append when O_APPEND). */
 static __u32 bw_open_kinds(const struct file *file)
@@ -26,12 +28,16 @@ SEC("lsm/file_open")
 int BPF_PROG(bw_file_open, struct file *file, int ret)
 {
 	struct bw_hook h;
+	int err;
 
 	/* An earlier program already denied: keep its answer. */
 	if (ret)
 		return ret;
 	if (!bw_hook_enter(&h))
 		return 0;
+	err = bw_open_invariants(h.cgid, h.sandbox, file);
+	if (err)
+		return err;
 	return bw_check(&h, file->f_path.mnt, file->f_path.dentry, bw_open_kinds(file));
 }
 
