@@ -58,14 +58,6 @@ struct inode {
 	__u32 i_rdev;
 };
 
-struct qstr {
-	const unsigned char *name;
-};
-
-struct dentry {
-	struct qstr d_name;
-};
-
 enum kernel_read_file_id {
 	READING_UNKNOWN,
 	READING_FIRMWARE,
@@ -101,8 +93,6 @@ struct qstr {
 	};
 	const unsigned char *name;
 };
-
-struct inode;
 
 struct dentry {
 	struct dentry *d_parent;

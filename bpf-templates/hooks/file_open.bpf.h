@@ -8,7 +8,7 @@
 #define BUMBLEWRAP_HOOK_FILE_OPEN_H
 
 #include "decide.bpf.h"
-#include "invariants.bpf.h"
+#include "invariant_checks.bpf.h"
 
 /* What an open asks for: exec, or read and/or write (append when O_APPEND). */
 static __u32 bw_open_kinds(const struct file *file)

@@ -14,7 +14,7 @@
 #ifndef BUMBLEWRAP_HOOK_INVARIANTS_H
 #define BUMBLEWRAP_HOOK_INVARIANTS_H
 
-#include "invariants.bpf.h"
+#include "invariant_checks.bpf.h"
 
 SEC("lsm/task_kill")
 int BPF_PROG(bw_inv_task_kill, struct task_struct *p, void *info, int sig, const void *cred, int ret)

@@ -6,8 +6,8 @@
  * device nodes, the file systems whose directories are kernel objects, and the report of
  * a denied operation. `unsafe` in a policy clears bits of bw_sandbox.invariants.
  */
-#ifndef BUMBLEWRAP_INVARIANTS_BPF_H
-#define BUMBLEWRAP_INVARIANTS_BPF_H
+#ifndef BUMBLEWRAP_INVARIANT_CHECKS_BPF_H
+#define BUMBLEWRAP_INVARIANT_CHECKS_BPF_H
 
 #include <bpf/bpf_core_read.h>
 
@@ -153,4 +153,4 @@ static __always_inline int bw_open_invariants(__u64 cgid, const struct bw_sandbo
 	return -EPERM;
 }
 
-#endif /* BUMBLEWRAP_INVARIANTS_BPF_H */
+#endif /* BUMBLEWRAP_INVARIANT_CHECKS_BPF_H */
