@@ -23,6 +23,7 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
         std::copy(a.decision.begin(), a.decision.end(), out.decision);
         t.accepts.push_back(out);
     }
+    t.net = run_net(policy);
     return t;
 }
 
@@ -60,7 +61,8 @@ std::string dump(const MapTables& t)
                        "map bw_accepts:   {} entries of {} bytes\n",
                        t.sandbox.nclasses, t.sandbox.nstates,
                        t.sandbox.default_decision == BW_DECISION_ALLOW ? "allow" : "deny",
-                       t.sandbox.default_rule, t.trans.size(), t.accepts.size(), sizeof(bw_accept));
+                       t.sandbox.default_rule, t.trans.size(), t.accepts.size(), sizeof(bw_accept)) +
+           dump(t.net);
 }
 
 } // namespace bw
