@@ -189,12 +189,27 @@ std::string net_rule_initializer(const bw_net_rule& r)
                        r.port_lo, r.port_hi, r.family, r.protocol, r.op, r.decision, r.rule);
 }
 
+// A rule no query matches (its port range is empty). Linux 6.12 fails to load a program
+// (EFAULT after verification) whose bpf_loop count is a constant 0, so a policy without
+// endpoint rules gets this one.
+bw_net_rule unmatchable_rule()
+{
+    bw_net_rule r{};
+    r.port_lo = 1;
+    r.port_hi = 0;
+    r.decision = BW_DECISION_DENY;
+    return r;
+}
+
 // bw_policy_net and bw_policy_net_rules; only when the tables can deny something.
 std::string net_tables(const NetTables& net)
 {
-    std::string out = fmt::format("\n#define BW_POLICY_NET 1\n#define BW_POLICY_NET_RULES {}\n", net.rules.size());
+    auto rules = net.rules;
+    if (rules.empty())
+        rules.push_back(unmatchable_rule());
+    std::string out = fmt::format("\n#define BW_HOOK_NET 1\n#define BW_POLICY_NET_RULES {}\n", rules.size());
     out += "static const struct bw_net_policy bw_policy_net = {\n";
-    out += fmt::format("\t.nrules = {},\n\t.families = {{\n", net.policy.nrules);
+    out += fmt::format("\t.nrules = {},\n\t.families = {{\n", rules.size());
     for (int f = 0; f < BW_NET_FAMILIES; ++f) {
         const auto& v = net.policy.families[f];
         out += fmt::format("\t\t[{}] = {{ .create_rule = {}, .other_rule = {}, .create_decision = {}, "
@@ -203,9 +218,8 @@ std::string net_tables(const NetTables& net)
                            comment_safe(family_name(f)));
     }
     out += "\t},\n};\n";
-    // An empty array would not compile; the zero entry is never read.
-    out += fmt::format("static const struct bw_net_rule bw_policy_net_rules[{}] = {{\n", std::max<std::size_t>(1, net.rules.size()));
-    for (const auto& r : net.rules)
+    out += fmt::format("static const struct bw_net_rule bw_policy_net_rules[{}] = {{\n", rules.size());
+    for (const auto& r : rules)
         out += net_rule_initializer(r);
     return out + "};\n";
 }
@@ -254,7 +268,7 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
         h += net_tables(p.tables.net);
         p.hooks.insert(p.hooks.end(), std::begin(kNetHooks), std::end(kNetHooks));
     } else {
-        h += "\n#define BW_POLICY_NET 0\n";
+        h += "\n#define BW_HOOK_NET 0\n";
     }
     return p;
 }

@@ -38,7 +38,7 @@ setup() {
     cp "$here/net_probe.py" "$W/net_probe.py"
     # The VM boots with loopback down.
     ip link set lo up || return 1
-    bwc "$here/policies/net.bwp" --backend="$backend" -o "$W/net.o" || return 1
+    bwc "$here/policies/net.bwp" --backend="$backend" -o "$W/net.o" 2>"$out/bwc.err" || return 1
     # No net statement: the net default follows `default deny`.
     printf 'policy "no-net" {\n    default deny\n    allow read, exec /usr/\n    allow read /etc/ld.so.cache\n    allow read /tmp/bw-net/\n}\n' >"$W/no-net.bwp"
     bwc "$W/no-net.bwp" --backend="$backend" -o "$W/no-net.o" 2>/dev/null || return 1

@@ -49,7 +49,7 @@ std::string harness(const std::vector<CProgram>& programs)
         c += "#undef bw_policy_decision\n#undef bw_policy_classes\n#undef BW_POLICY_NCLASSES\n"
              "#undef BW_POLICY_NSTATES\n#undef BW_POLICY_DEFAULT_DECISION\n#undef BW_POLICY_DEFAULT_RULE\n"
              "#undef BW_HOOK_FILE_OPEN\n#undef BW_POLICY_HOOKS\n#undef BW_POLICY_INLINE_DECISIONS\n"
-             "#undef bw_policy_net\n#undef bw_policy_net_rules\n#undef BW_POLICY_NET\n#undef BW_POLICY_NET_RULES\n";
+             "#undef bw_policy_net\n#undef bw_policy_net_rules\n#undef BW_HOOK_NET\n#undef BW_POLICY_NET_RULES\n";
     }
     c += "static __u64 (*const decisions[])(__u32, __u32) = {";
     for (std::size_t i = 0; i < programs.size(); ++i)
