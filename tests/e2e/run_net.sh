@@ -22,13 +22,14 @@ bwrun() { "$bin/bwrun" "$@"; }
 # listen tcp|udp HOST PORT NAME: a listener outside the sandbox logging to $W/NAME.log.
 listen() {
     local log=$W/$4.log
-    python3 "$W/net_probe.py" listen "$1" "$2" "$3" "$log" &
+    python3 "$W/net_probe.py" listen "$1" "$2" "$3" "$log" 2>"$log.err" &
     listeners+=($!)
-    for _ in $(seq 100); do
+    # Python starts slowly under emulation on a busy host.
+    for _ in $(seq 600); do
         [ -e "$log.ready" ] && return 0
         sleep 0.05
     done
-    echo "not ok setup: listener $1 $2:$3 did not start"
+    echo "not ok setup: listener $1 $2:$3 did not start: $(tail -n 3 "$log.err")"
     return 1
 }
 
