@@ -133,4 +133,65 @@ struct bw_event {
 	char path[BW_PATH_MAX];
 };
 
+/*
+ * Sockets (compiler/net lowers the policy's net rules to these; hooks/net.bpf.h reads them).
+ * BW_NET_FAMILIES covers every address family: AF_MAX is 46 on 6.1 and 6.12, and the
+ * kernel refuses a family >= AF_MAX before the socket_create hook runs.
+ */
+#define BW_NET_FAMILIES 64
+
+enum bw_net_op {
+	BW_NET_CREATE,
+	BW_NET_CONNECT,
+	BW_NET_BIND,
+	BW_NET_SEND, /* sendmsg to an address: decided as a connect */
+};
+
+/* Per address family: the verdict on creating a socket (an allowed endpoint of the family
+ * allows it), and the verdict on a connect or bind that no endpoint rule matches. */
+struct bw_net_family {
+	__u32 create_rule;
+	__u32 other_rule;
+	__u8 create_decision; /* enum bw_decision, never NONE */
+	__u8 other_decision;
+	__u8 pad[2];
+};
+
+/* A sandbox's network tables besides its endpoint rules. */
+struct bw_net_policy {
+	__u32 nrules; /* endpoint rules to scan */
+	__u32 pad;
+	struct bw_net_family families[BW_NET_FAMILIES];
+};
+
+/* An endpoint rule. The rules are sorted most specific first, so the first one that
+ * matches decides. Addresses are 4 words in network byte order; IPv4 uses addr[0]. */
+struct bw_net_rule {
+	__u32 addr[4]; /* already masked */
+	__u32 mask[4]; /* the prefix's bits */
+	__u16 port_lo; /* host byte order, inclusive */
+	__u16 port_hi;
+	__u16 family;  /* AF_INET or AF_INET6 */
+	__u8 protocol; /* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 op;       /* BW_NET_CONNECT or BW_NET_BIND */
+	__u32 decision;
+	__u32 rule;
+};
+
+/*
+ * A socket denial travels in a struct bw_event like any other: access is BW_NET_EVENT,
+ * path_error is 0 and path holds path_len == sizeof(struct bw_net_object) bytes of this
+ * struct (binary, not text). runtime/lib/denials.cc renders it.
+ */
+#define BW_NET_EVENT 0x100
+
+struct bw_net_object {
+	__u32 addr[4];  /* network byte order; IPv4 uses addr[0]; zero for CREATE */
+	__u16 family;   /* the address family (CREATE: the socket's) */
+	__u16 port;     /* host byte order */
+	__u16 type;     /* SOCK_STREAM, SOCK_DGRAM, ... */
+	__u16 protocol; /* the socket's protocol (IPPROTO_*), as the kernel knows it */
+	__u32 op;       /* enum bw_net_op */
+};
+
 #endif /* BUMBLEWRAP_H */

@@ -90,3 +90,41 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 
 /* Sandbox invariants: every sandbox has them, whatever its policy. */
 #include "hooks/invariants.bpf.h"
+
+/* --- network (hooks/net.bpf.h) --- */
+
+/* cgroup id -> the sandbox's network policy (per-family verdicts, endpoint rule count). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_SANDBOXES);
+	__type(key, __u64);
+	__type(value, struct bw_net_policy);
+} bw_net SEC(".maps");
+
+/* cgroup id -> the sandbox's endpoint rules, most specific first. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, BW_MAX_SANDBOXES);
+	__type(key, __u64);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(map_flags, BPF_F_INNER_MAP);
+		__uint(max_entries, 1);
+		__uint(key_size, sizeof(__u32));
+		__uint(value_size, sizeof(struct bw_net_rule));
+	});
+} bw_net_rules SEC(".maps");
+
+#include "hooks/net.bpf.h"
+
+static int bw_net_tables(struct bw_net_tables *t, __u64 cgid)
+{
+	t->policy = bpf_map_lookup_elem(&bw_net, &cgid);
+	t->rules = bpf_map_lookup_elem(&bw_net_rules, &cgid);
+	return !t->policy || !t->rules;
+}
+
+static const struct bw_net_rule *bw_net_rule_at(const struct bw_net_tables *t, __u32 i)
+{
+	return bpf_map_lookup_elem(t->rules, &i);
+}

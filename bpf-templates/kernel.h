@@ -78,6 +78,33 @@ enum kernel_load_data_id {
 	LOADING_X509_CERTIFICATE,
 };
 
+/* sockets: include/linux/net.h, include/net/sock.h, include/linux/socket.h (same on 6.1 and 6.12) */
+struct sock_common {
+	unsigned short skc_family;
+};
+
+struct sock {
+	struct sock_common __sk_common;
+	__u16 sk_type;
+	__u16 sk_protocol;
+};
+
+struct socket {
+	short type;
+	struct sock *sk;
+};
+
+struct sockaddr {
+	unsigned short sa_family;
+	char sa_data[14];
+};
+
+struct msghdr {
+	void *msg_name;
+	int msg_namelen;
+	unsigned int msg_flags;
+};
+
 #pragma clang attribute pop
 
 /* paths and mounts */
@@ -178,7 +205,23 @@ struct vm_area_struct {
 #define PTRACE_MODE_NOAUDIT 0x04
 
 #define EPERM 1
+
+/* sockets: include/linux/socket.h, include/uapi/linux/in.h, include/linux/net.h */
+#define AF_UNSPEC 0
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+#define SOCK_STREAM 1
+#define SOCK_DGRAM 2
+#define MSG_FASTOPEN 0x20000000
+/* the sizes below which the kernel refuses an address with EINVAL (sockaddr_in, SIN6_LEN_RFC2133) */
+#define BW_SIN_LEN 16
+#define BW_SIN6_LEN 24
+
 #define EACCES 13
+#define EAFNOSUPPORT 97
+#define EFAULT 14
 #define ENOMEM 12
 #define ENAMETOOLONG 36
 

@@ -22,6 +22,8 @@
  *   BW_POLICY_INLINE_DECISIONS			1 when it also defines
  *   __u64 bw_policy_decision(__u32 state, __u32 kind)
  *	decision | rule << 8 for a path ending in `state`
+ *   BW_HOOK_NET				1 when the network hooks are needed; then also
+ *   BW_POLICY_NET_RULES, bw_policy_net, bw_policy_net_rules[]	the network tables
  */
 #include "common.bpf.h"
 
@@ -123,4 +125,22 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 /* Sandbox invariants, unless the policy declared every one of them unsafe. */
 #if BW_HOOK_INVARIANTS
 #include "hooks/invariants.bpf.h"
+#endif
+
+/* --- network: bw_policy.h's constant tables (see hooks/net.bpf.h) --- */
+#if BW_HOOK_NET
+#include "hooks/net.bpf.h"
+
+static int bw_net_tables(struct bw_net_tables *t, __u64 cgid)
+{
+	t->policy = &bw_policy_net;
+	return 0;
+}
+
+static const struct bw_net_rule *bw_net_rule_at(const struct bw_net_tables *t, __u32 i)
+{
+	if (i >= BW_POLICY_NET_RULES)
+		return 0;
+	return &bw_policy_net_rules[i];
+}
 #endif

@@ -172,7 +172,7 @@ import struct, sys
 data = bytearray(open(sys.argv[1], "rb").read())
 assert data.count(b"BWPOLICY") == 1
 at = data.index(b"BWPOLICY") + 8
-assert struct.unpack_from("<I", data, at)[0] == 2
+assert struct.unpack_from("<I", data, at)[0] == 3
 struct.pack_into("<I", data, at, 1)
 open(sys.argv[2], "wb").write(data)
 EOF
@@ -181,7 +181,7 @@ format_refused() { # NAME EXPECTED_STATUS COMMAND...
     shift 2
     "$@" >"$log/cli.out" 2>&1
     local rc=$?
-    if [ "$rc" = "$want" ] && grep -q "policy format version 1 is not supported (this build reads version 2); recompile the policy with this bwc" "$log/cli.out"; then
+    if [ "$rc" = "$want" ] && grep -q "policy format version 1 is not supported (this build reads version 4); recompile the policy with this bwc" "$log/cli.out"; then
         pass "[cli] $name: refuses a format 1 artifact, naming both versions"
     else
         fail "[cli] $name on a format 1 artifact (status $rc, wanted $want): $(head -c 400 "$log/cli.out")"
@@ -341,9 +341,25 @@ run_e2e() { # KERNEL BACKEND
         fail "[e2e $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
     fi
 }
+run_net() { # KERNEL BACKEND: tests/e2e/run_net.sh, the network rules
+    local k=$1 backend=$2 t rc
+    local out=$log/net-$k-$backend.log
+    t=$(now)
+    scripts/bwvm --kernel "$k" --timeout 600 -- bash tests/e2e/run_net.sh "$bin" "$backend" >"$out" 2>&1
+    rc=$?
+    echo "net on $k, backend $backend: $(elapsed "$t")s wall, status $rc"
+    while read -r line; do
+        case "$line" in
+            "ok "*) pass "[net $k $backend] ${line#ok }" ;;
+            "not ok "*) fail "[net $k $backend] ${line#not ok }" ;;
+        esac
+    done <"$out"
+    grep -qx "net-done" "$out" || fail "[net $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
+}
 for kernel in 6.1 6.12; do
     for backend in maps c; do
         run_e2e "$kernel" "$backend"
+        run_net "$kernel" "$backend"
     done
 done
 

@@ -95,6 +95,26 @@ bool is_sha256_hex(std::string_view s)
     return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
+bool is_decision(unsigned d)
+{
+    return d == BW_DECISION_ALLOW || d == BW_DECISION_DENY;
+}
+
+std::optional<Error> check_net_tables(const NetTables& t)
+{
+    if (t.policy.nrules != t.rules.size())
+        return Error{"network tables are inconsistent (rule count)"};
+    for (const auto& f : t.policy.families) {
+        if (!is_decision(f.create_decision) || !is_decision(f.other_decision))
+            return Error{"network tables are inconsistent (a family without a decision)"};
+    }
+    for (const auto& r : t.rules) {
+        if (!is_decision(r.decision) || (r.op != BW_NET_CONNECT && r.op != BW_NET_BIND))
+            return Error{"network tables are inconsistent (a malformed endpoint rule)"};
+    }
+    return std::nullopt;
+}
+
 // The kernel trusts these shapes; check them here rather than fail closed at run time.
 std::optional<Error> check_tables(const MapTables& t)
 {
@@ -110,7 +130,7 @@ std::optional<Error> check_tables(const MapTables& t)
         if (cls >= sb.nclasses)
             return Error{"policy tables are inconsistent (byte class out of range)"};
     }
-    return std::nullopt;
+    return check_net_tables(t.net);
 }
 
 } // namespace
@@ -134,6 +154,9 @@ std::vector<std::byte> encode(const PolicyData& data)
     w.bytes(data.tables.trans.data(), data.tables.trans.size() * sizeof(std::uint32_t));
     w.count(data.tables.accepts.size());
     w.bytes(data.tables.accepts.data(), data.tables.accepts.size() * sizeof(bw_accept));
+    w.bytes(&data.tables.net.policy, sizeof data.tables.net.policy);
+    w.count(data.tables.net.rules.size());
+    w.bytes(data.tables.net.rules.data(), data.tables.net.rules.size() * sizeof(bw_net_rule));
     w.blob(encode_ir(data.ir));
     return w.take();
 }
@@ -175,6 +198,9 @@ std::variant<PolicyData, Error> decode(std::span<const std::byte> bytes)
     r.bytes(d.tables.trans.data(), d.tables.trans.size() * sizeof(std::uint32_t));
     d.tables.accepts.resize(r.count(sizeof(bw_accept)));
     r.bytes(d.tables.accepts.data(), d.tables.accepts.size() * sizeof(bw_accept));
+    r.bytes(&d.tables.net.policy, sizeof d.tables.net.policy);
+    d.tables.net.rules.resize(r.count(sizeof(bw_net_rule)));
+    r.bytes(d.tables.net.rules.data(), d.tables.net.rules.size() * sizeof(bw_net_rule));
     const auto ir_bytes = r.blob();
     if (r.ok() && !r.at_end())
         r.fail("trailing bytes");

@@ -19,7 +19,7 @@
 
 namespace bw::artifact {
 
-inline constexpr std::uint32_t kFormatVersion = 3;
+inline constexpr std::uint32_t kFormatVersion = 4;
 inline constexpr const char* kSectionName = ".bw.policy";
 
 // The compiler backend that produced the program. Both fill the same map tables.

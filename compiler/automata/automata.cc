@@ -209,8 +209,10 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
         refuse(r.origin, "`audit` rules");
     for (const auto& r : p.syscalls)
         refuse(r.origin, "syscall rules");
-    for (const auto& r : p.net)
-        refuse(r.origin, "network rules");
+    for (const auto& r : p.net) {
+        if (r.conditions.count() > 0)
+            refuse(r.origin, "conditions (`when`) on network rules");
+    }
     for (const auto& r : p.devices)
         refuse(r.origin, "device rules");
     return diags.error_count() == before;

@@ -186,6 +186,54 @@ std::string classes_table(const Automaton& a)
     return out + "};\n";
 }
 
+// --- network: the hooks of hooks/net.bpf.h and the tables they read, as constants ---
+
+constexpr const char* kNetHooks[] = {"socket_create", "socket_connect", "socket_bind", "socket_sendmsg"};
+
+std::string net_rule_initializer(const bw_net_rule& r)
+{
+    return fmt::format("\t{{ .addr = {{ {:#x}, {:#x}, {:#x}, {:#x} }}, .mask = {{ {:#x}, {:#x}, {:#x}, {:#x} }},\n"
+                       "\t  .port_lo = {}, .port_hi = {}, .family = {}, .protocol = {}, .op = {}, .decision = {}, "
+                       ".rule = {} }},\n",
+                       r.addr[0], r.addr[1], r.addr[2], r.addr[3], r.mask[0], r.mask[1], r.mask[2], r.mask[3],
+                       r.port_lo, r.port_hi, r.family, r.protocol, r.op, r.decision, r.rule);
+}
+
+// A rule no query matches (its port range is empty). Linux 6.12 fails to load a program
+// (EFAULT after verification) whose bpf_loop count is a constant 0, so a policy without
+// endpoint rules gets this one.
+bw_net_rule unmatchable_rule()
+{
+    bw_net_rule r{};
+    r.port_lo = 1;
+    r.port_hi = 0;
+    r.decision = BW_DECISION_DENY;
+    return r;
+}
+
+// bw_policy_net and bw_policy_net_rules; only when the tables can deny something.
+std::string net_tables(const NetTables& net)
+{
+    auto rules = net.rules;
+    if (rules.empty())
+        rules.push_back(unmatchable_rule());
+    std::string out = fmt::format("\n#define BW_HOOK_NET 1\n#define BW_POLICY_NET_RULES {}\n", rules.size());
+    out += "static const struct bw_net_policy bw_policy_net = {\n";
+    out += fmt::format("\t.nrules = {},\n\t.families = {{\n", rules.size());
+    for (int f = 0; f < BW_NET_FAMILIES; ++f) {
+        const auto& v = net.policy.families[f];
+        out += fmt::format("\t\t[{}] = {{ .create_rule = {}, .other_rule = {}, .create_decision = {}, "
+                           ".other_decision = {} }}, /* {} */\n",
+                           f, v.create_rule, v.other_rule, v.create_decision, v.other_decision,
+                           comment_safe(family_name(f)));
+    }
+    out += "\t},\n};\n";
+    out += fmt::format("static const struct bw_net_rule bw_policy_net_rules[{}] = {{\n", rules.size());
+    for (const auto& r : rules)
+        out += net_rule_initializer(r);
+    return out + "};\n";
+}
+
 } // namespace
 
 CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
@@ -231,6 +279,12 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
         h += fmt::format("/* {} ranges: more than the {} inlined, so the decisions are a map. */\n"
                          "#define BW_POLICY_INLINE_DECISIONS 0\n",
                          ranges.size(), kMaxInlineRanges);
+    }
+    if (p.tables.net.can_deny()) {
+        h += net_tables(p.tables.net);
+        p.hooks.insert(p.hooks.end(), std::begin(kNetHooks), std::end(kNetHooks));
+    } else {
+        h += "\n#define BW_HOOK_NET 0\n";
     }
     return p;
 }

@@ -24,6 +24,7 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
         std::copy(a.decision.begin(), a.decision.end(), out.decision);
         t.accepts.push_back(out);
     }
+    t.net = run_net(policy);
     return t;
 }
 
@@ -62,7 +63,8 @@ std::string dump(const MapTables& t)
                        t.sandbox.nclasses, t.sandbox.nstates,
                        t.sandbox.default_decision == BW_DECISION_ALLOW ? "allow" : "deny",
                        t.sandbox.default_rule, ir::invariant_names(t.sandbox.invariants), t.trans.size(),
-                       t.accepts.size(), sizeof(bw_accept));
+                       t.accepts.size(), sizeof(bw_accept)) +
+           dump(t.net);
 }
 
 } // namespace bw

@@ -6,6 +6,7 @@
 #include "automata/automata.h"
 #include "bumblewrap.h"
 #include "ir/ir.h"
+#include "net/net.h"
 
 #include <cstddef>
 #include <span>
@@ -22,6 +23,7 @@ struct MapTables {
     bw_sandbox sandbox{};
     std::vector<std::uint32_t> trans;
     std::vector<bw_accept> accepts;
+    NetTables net;
 };
 
 MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton);

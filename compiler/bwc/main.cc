@@ -304,6 +304,7 @@ int cmd_inspect(std::span<char*> args)
     std::printf("unsafe:          %s\n", ir::invariant_names(p.ir.unsafe).c_str());
     std::printf("automaton:       %u states, %u byte classes, %zu transitions\n", p.tables.sandbox.nstates,
                 p.tables.sandbox.nclasses, p.tables.trans.size());
+    std::printf("network:\n%s", dump(p.tables.net).c_str());
     std::printf("rules:\n");
     for (const auto& [id, origin] : rules_by_id(p.ir))
         std::printf("  #%-4u %s:%u: %s\n", id, origin->file.c_str(), origin->line, origin->text.c_str());

@@ -28,6 +28,8 @@ constexpr const char* kSandboxes = "bw_sandboxes";
 constexpr const char* kEvents = "bw_events";
 constexpr const char* kTrans = "bw_trans";
 constexpr const char* kAccepts = "bw_accepts"; // the map backend only
+constexpr const char* kNet = "bw_net";             // the map backend only
+constexpr const char* kNetRules = "bw_net_rules";  // the map backend only
 
 void make_private_dir(const std::string& path)
 {
@@ -190,6 +192,10 @@ void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
     pin_map(obj, dir, kEvents);
     if (has_accepts)
         pin_map(obj, dir, kAccepts);
+    if (!specialised) {
+        pin_map(obj, dir, kNet);
+        pin_map(obj, dir, kNetRules);
+    }
     attach_all(obj, dir);
     pin_map(obj, dir, kSandboxes);
     // The pins hold the program, maps and links; our handles can go.
@@ -215,6 +221,52 @@ void put_inner(int outer, std::uint64_t key, int inner, const char* what)
 {
     if (bpf_map_update_elem(outer, &key, &inner, BPF_NOEXIST) != 0)
         fail_errno(fmt::format("cannot register the sandbox's {} map", what));
+}
+
+// --- network tables of the map backend: bw_net and bw_net_rules, keyed by cgroup id ---
+
+// Installs the sandbox's network tables; they must be in place before its sandbox entry.
+void install_net(const std::string& dir, std::uint64_t cgroup_id, const NetTables& net)
+{
+    // An array map needs an entry; policy.nrules keeps the kernel from reading it.
+    std::vector<bw_net_rule> rules = net.rules;
+    if (rules.empty())
+        rules.emplace_back();
+    const int inner = create_inner_array(kNetRules, sizeof(bw_net_rule), static_cast<std::uint32_t>(rules.size()),
+                                         rules.data());
+    const int outer = bpf_obj_get((dir + "/" + kNetRules).c_str());
+    const int policy = bpf_obj_get((dir + "/" + kNet).c_str());
+    const int err = errno;
+    auto close_all = [&] {
+        for (const int fd : {inner, outer, policy}) {
+            if (fd >= 0)
+                close(fd);
+        }
+    };
+    if (outer < 0 || policy < 0) {
+        close_all();
+        fail_errno("cannot open the pinned network maps in " + dir, err);
+    }
+    try {
+        put_inner(outer, cgroup_id, inner, "network rule");
+        if (bpf_map_update_elem(policy, &cgroup_id, &net.policy, BPF_NOEXIST) != 0)
+            fail_errno("cannot register the sandbox's network policy");
+    } catch (...) {
+        close_all();
+        throw;
+    }
+    close_all();
+}
+
+void uninstall_net(const std::string& dir, std::uint64_t cgroup_id)
+{
+    for (const char* name : {kNet, kNetRules}) {
+        const int fd = bpf_obj_get((dir + "/" + name).c_str());
+        if (fd >= 0) {
+            bpf_map_delete_elem(fd, &cgroup_id);
+            close(fd);
+        }
+    }
 }
 
 } // namespace
@@ -313,6 +365,7 @@ int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
         if (per_sandbox_tables) {
             put_inner(trans_, cgroup_id, trans, "transition");
             put_inner(accepts_, cgroup_id, accepts, "decision");
+            install_net(pin_dir_, cgroup_id, t.net);
         }
         put_inner(events_, cgroup_id, events, "event");
         if (bpf_map_update_elem(sandboxes_, &cgroup_id, &t.sandbox, BPF_NOEXIST) != 0)
@@ -334,6 +387,8 @@ void Enforcer::uninstall(std::uint64_t cgroup_id)
         if (map >= 0)
             bpf_map_delete_elem(map, &cgroup_id);
     }
+    if (trans_ >= 0)
+        uninstall_net(pin_dir_, cgroup_id);
 }
 
 void Enforcer::unload_if_unused()

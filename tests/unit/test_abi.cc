@@ -32,6 +32,34 @@ static_assert(offsetof(bw_event, arg) == 64);
 static_assert(offsetof(bw_event, target_comm) == 72);
 static_assert(offsetof(bw_event, path) == 88);
 static_assert(sizeof(bw_scratch) == BW_PATH_MAX + BW_NAME_MAX + 1);
+static_assert(sizeof(bw_net_family) == 12);
+static_assert(offsetof(bw_net_family, create_rule) == 0);
+static_assert(offsetof(bw_net_family, other_rule) == 4);
+static_assert(offsetof(bw_net_family, create_decision) == 8);
+static_assert(offsetof(bw_net_family, other_decision) == 9);
+static_assert(sizeof(bw_net_policy) == 8 + 12 * BW_NET_FAMILIES);
+static_assert(offsetof(bw_net_policy, nrules) == 0);
+static_assert(offsetof(bw_net_policy, families) == 8);
+static_assert(sizeof(bw_net_rule) == 48);
+static_assert(offsetof(bw_net_rule, addr) == 0);
+static_assert(offsetof(bw_net_rule, mask) == 16);
+static_assert(offsetof(bw_net_rule, port_lo) == 32);
+static_assert(offsetof(bw_net_rule, port_hi) == 34);
+static_assert(offsetof(bw_net_rule, family) == 36);
+static_assert(offsetof(bw_net_rule, protocol) == 38);
+static_assert(offsetof(bw_net_rule, op) == 39);
+static_assert(offsetof(bw_net_rule, decision) == 40);
+static_assert(offsetof(bw_net_rule, rule) == 44);
+static_assert(sizeof(bw_net_object) == 28);
+static_assert(offsetof(bw_net_object, family) == 16);
+static_assert(offsetof(bw_net_object, port) == 18);
+static_assert(offsetof(bw_net_object, type) == 20);
+static_assert(offsetof(bw_net_object, protocol) == 22);
+static_assert(offsetof(bw_net_object, op) == 24);
+// A socket denial's object fits the event's path buffer, and its marker is no access kind.
+static_assert(sizeof(bw_net_object) < BW_PATH_MAX && BW_NET_EVENT >= BW_ACCESS_KINDS);
+// The families table covers AF_MAX (46 on 6.1 and 6.12) and indexes with a mask.
+static_assert(BW_NET_FAMILIES >= 46 && (BW_NET_FAMILIES & (BW_NET_FAMILIES - 1)) == 0);
 // The kernel's d_path() limit; the walk and the event buffer rely on it being a power of two.
 static_assert(BW_PATH_MAX == 4096 && (BW_PATH_MAX & (BW_PATH_MAX - 1)) == 0);
 

@@ -43,11 +43,13 @@ std::string harness(const std::vector<CProgram>& programs)
                     "#define __noinline __attribute__((noinline))\n"
                     "#define BW_VERDICT(decision, rule) ((__u64)(rule) << 8 | (decision))\n";
     for (std::size_t i = 0; i < programs.size(); ++i) {
-        c += fmt::format("#define bw_policy_decision decision_{0}\n#define bw_policy_classes classes_{0}\n", i);
+        c += fmt::format("#define bw_policy_decision decision_{0}\n#define bw_policy_classes classes_{0}\n"
+                         "#define bw_policy_net net_{0}\n#define bw_policy_net_rules net_rules_{0}\n", i);
         c += programs[i].header;
         c += "#undef bw_policy_decision\n#undef bw_policy_classes\n#undef BW_POLICY_NCLASSES\n"
              "#undef BW_POLICY_NSTATES\n#undef BW_POLICY_DEFAULT_DECISION\n#undef BW_POLICY_DEFAULT_RULE\n"
-             "#undef BW_POLICY_HOOKS\n#undef BW_POLICY_INLINE_DECISIONS\n#undef BW_POLICY_INVARIANTS\n";
+             "#undef BW_POLICY_HOOKS\n#undef BW_POLICY_INLINE_DECISIONS\n#undef BW_POLICY_INVARIANTS\n"
+             "#undef bw_policy_net\n#undef bw_policy_net_rules\n#undef BW_POLICY_NET_RULES\n";
         for (std::size_t at = programs[i].header.find("#define BW_HOOK_"); at != std::string::npos;
              at = programs[i].header.find("#define BW_HOOK_", at + 1)) {
             const auto name = at + std::string_view("#define ").size();
