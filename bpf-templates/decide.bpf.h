@@ -24,6 +24,8 @@ struct bw_hook {
 };
 
 #define BW_KIND(kind) (1u << (kind))
+/* With the kinds of bw_check: a file that no path names is denied rather than passed. */
+#define BW_PATHLESS_DENIED (1u << 31)
 
 /* Non-zero when the current task runs in a sandbox; the hook has nothing to do otherwise. */
 static __always_inline int bw_hook_enter(struct bw_hook *h)
@@ -63,9 +65,11 @@ static int bw_check(const struct bw_hook *h, const struct vfsmount *mnt, struct 
 	 * Files on kernel-internal mounts have no path a policy could name: pipes, sockets
 	 * and memfds reached through a held fd (fstat, ftruncate, reopening /proc/self/fd/N),
 	 * and the layers overlayfs opens for itself after the overlay's own path was
-	 * decided. They pass, except for exec: running or mapping a memfd is denied.
+	 * decided (from 6.2, its backing files reach file_open and file_mprotect with the
+	 * layer's path). They pass, except where the hook asks otherwise: execve and
+	 * PROT_EXEC mmap of a memfd are denied.
 	 */
-	if (start == -ENODEV && !(kinds & BW_KIND(BW_ACCESS_EXEC)))
+	if (start == -ENODEV && !(kinds & BW_PATHLESS_DENIED))
 		return 0;
 	if (start < 0) {
 		bw_report(h->cgid, 0, start, bw_first_kind(kinds), h->sandbox->default_rule);

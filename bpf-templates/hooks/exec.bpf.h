@@ -10,7 +10,7 @@
 
 #include "decide.bpf.h"
 
-static __always_inline int bw_check_exec(struct file *file, int ret)
+static __always_inline int bw_check_exec(struct file *file, __u32 pathless, int ret)
 {
 	struct bw_hook h;
 
@@ -18,13 +18,13 @@ static __always_inline int bw_check_exec(struct file *file, int ret)
 		return ret;
 	if (!file || !bw_hook_enter(&h))
 		return 0;
-	return bw_check(&h, file->f_path.mnt, file->f_path.dentry, BW_KIND(BW_ACCESS_EXEC));
+	return bw_check(&h, file->f_path.mnt, file->f_path.dentry, BW_KIND(BW_ACCESS_EXEC) | pathless);
 }
 
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bw_bprm_check_security, struct linux_binprm *bprm, int ret)
 {
-	return bw_check_exec(bprm->file, ret);
+	return bw_check_exec(bprm->file, BW_PATHLESS_DENIED, ret);
 }
 
 /* prot, not reqprot: what the mapping gets (READ_IMPLIES_EXEC may add PROT_EXEC). */
@@ -34,15 +34,18 @@ int BPF_PROG(bw_mmap_file, struct file *file, unsigned long reqprot, unsigned lo
 {
 	if (!(prot & PROT_EXEC))
 		return ret;
-	return bw_check_exec(file, ret);
+	return bw_check_exec(file, BW_PATHLESS_DENIED, ret);
 }
 
+/* From 6.2 an overlayfs mapping's vm_file is the layer's backing file, on an internal
+ * mount: pathless files pass here, so mprotect(PROT_EXEC) of a memfd or of an overlay
+ * file is not denied (mmap_file still sees the overlay file). */
 SEC("lsm/file_mprotect")
 int BPF_PROG(bw_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot, unsigned long prot, int ret)
 {
 	if (!(prot & PROT_EXEC))
 		return ret;
-	return bw_check_exec(vma->vm_file, ret);
+	return bw_check_exec(vma->vm_file, 0, ret);
 }
 
 #endif /* BUMBLEWRAP_HOOK_EXEC_H */
