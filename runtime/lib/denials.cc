@@ -77,6 +77,7 @@ std::string rule_name(std::uint32_t id, const artifact::PolicyData& policy)
     if (r->file == ir::kInvariantFile)
         return fmt::format("invariant {}", r->text.substr(r->text.find(' ') + 1));
     return fmt::format("`{}` ({}:{})", r->text, r->file, r->line);
+}
 
 // What a socket denial was about (a struct bw_net_object in the path buffer, see
 // bumblewrap.h): "create socket netlink type 3 protocol 0", "connect tcp 10.0.0.1:443".
