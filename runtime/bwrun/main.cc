@@ -162,8 +162,11 @@ int run(const Options& o, const Invocation& inv)
                          cgroup->path().c_str());
             return;
         }
+        // The watchdog unloads the program once it has lingered unused; without one, now.
         if (watchdog)
             watchdog->dismiss();
+        else
+            rt::unload_if_unused(enforcer.pin_dir(), std::chrono::seconds(0));
     };
 
     int status = kExitFailure;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <thread>
 #include <unistd.h>
 
 namespace bw::bwrun {
@@ -42,8 +43,18 @@ constexpr char kDismissed = 'd';
     ssize_t n;
     while ((n = read(3, &c, 1)) < 0 && errno == EINTR) {
     }
-    if (n == 1 && c == kDismissed)
+    if (n == 1 && c == kDismissed) {
+        // bwrun ended the sandbox: the program lingers for the next one, then goes if unused.
+        std::this_thread::sleep_for(rt::kLinger);
+        try {
+            rt::unload_if_unused(record.pin_dir, rt::kLinger);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "bwrun watchdog: cannot unload the program in %s: %s\n", record.pin_dir.c_str(),
+                         e.what());
+            _exit(1);
+        }
         _exit(0);
+    }
     // bwrun is gone without cleaning up.
     try {
         if (!rt::end_abandoned_sandbox(record, false)) {

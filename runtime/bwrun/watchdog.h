@@ -18,7 +18,8 @@ public:
     // Without dismiss(), the watchdog ends the sandbox when bwrun's last descriptor closes.
     ~Watchdog();
 
-    // bwrun ended the sandbox itself: the watchdog exits without doing anything.
+    // bwrun ended the sandbox itself: the watchdog unloads the program once it has
+    // lingered unused for rt::kLinger, and exits.
     void dismiss();
 
 private:

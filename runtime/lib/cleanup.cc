@@ -1,8 +1,44 @@
 #include "cleanup.h"
 
+#include "paths.h"
+
+#include <ctime>
+#include <fcntl.h>
 #include <optional>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace bw::rt {
+
+namespace {
+
+// When a sandbox of the program pinned at pin_dir last ended: the mtime of a stamp file.
+std::string ended_stamp(const std::string& pin_dir)
+{
+    return std::string(kStateDir) + "/ended-" + pin_dir.substr(pin_dir.rfind('/') + 1);
+}
+
+void touch_ended_stamp(const std::string& pin_dir)
+{
+    const int fd = open(ended_stamp(pin_dir).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        futimens(fd, nullptr);
+        close(fd);
+    }
+}
+
+std::optional<std::chrono::nanoseconds> ended_stamp_age(const std::string& pin_dir)
+{
+    struct stat st{};
+    if (stat(ended_stamp(pin_dir).c_str(), &st) != 0)
+        return std::nullopt;
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    return std::chrono::seconds(now.tv_sec - st.st_mtim.tv_sec) +
+           std::chrono::nanoseconds(now.tv_nsec - st.st_mtim.tv_nsec);
+}
+
+} // namespace
 
 bool end_sandbox(Enforcer& enforcer, Cgroup& cgroup, const std::string& name, pid_t supervisor_pid,
                  bool lock_held)
@@ -16,8 +52,23 @@ bool end_sandbox(Enforcer& enforcer, Cgroup& cgroup, const std::string& name, pi
     enforcer.uninstall(cgroup.id());
     cgroup.remove();
     unregister_sandbox(name, supervisor_pid);
-    enforcer.unload_if_unused();
+    touch_ended_stamp(enforcer.pin_dir());
     return true;
+}
+
+void unload_if_unused(const std::string& pin_dir, std::chrono::seconds linger)
+{
+    StateLock lock;
+    // A sandbox that ended since then lingers on its own account: its watchdog decides.
+    if (const auto age = ended_stamp_age(pin_dir); age && *age < linger)
+        return;
+    try {
+        Enforcer::reopen(pin_dir).unload_if_unused();
+    } catch (const Failure&) {
+        // Another sandbox's ending unpinned it already.
+    }
+    if (access(pin_dir.c_str(), F_OK) != 0)
+        unlink(ended_stamp(pin_dir).c_str());
 }
 
 bool end_abandoned_sandbox(const SandboxRecord& r, bool lock_held)

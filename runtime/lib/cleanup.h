@@ -17,9 +17,14 @@ namespace bw::rt {
 // confined.
 inline constexpr std::chrono::seconds kKillTimeout{10};
 
+// How long a program stays attached after its last sandbox ended, so that the next
+// sandbox skips loading it. Detaching is the slow part of a sandbox's life: each hook's
+// link waits for an RCU-tasks grace period, so it happens after bwrun has returned.
+inline constexpr std::chrono::seconds kLinger{2};
+
 // Kills what runs in the cgroup and, once it is empty, removes the sandbox's entry, its
-// cgroup and its record, and the program if no sandbox is left. Takes the StateLock for
-// that unless the caller holds it. False (everything left in place, still enforced) when
+// cgroup and its record; the program stays (see unload_if_unused). Takes the StateLock
+// for that unless the caller holds it. False (everything left in place, still enforced) when
 // processes survive SIGKILL.
 bool end_sandbox(Enforcer& enforcer, Cgroup& cgroup, const std::string& name, pid_t supervisor_pid,
                  bool lock_held);
@@ -27,6 +32,10 @@ bool end_sandbox(Enforcer& enforcer, Cgroup& cgroup, const std::string& name, pi
 // The same for a sandbox whose bwrun died, from what its record holds: needs no handle
 // of bwrun's. Its program may already be unpinned, its cgroup gone.
 bool end_abandoned_sandbox(const SandboxRecord& record, bool lock_held);
+
+// Unpins (and so detaches) the program pinned at pin_dir if no sandbox uses it and none
+// ended in the last `linger`, under the StateLock. Nothing to do when it is already gone.
+void unload_if_unused(const std::string& pin_dir, std::chrono::seconds linger);
 
 // Ends every registered sandbox whose bwrun is dead. Call with the StateLock held.
 // Returns the names of orphans that could not be ended.
