@@ -370,6 +370,29 @@ for kernel in 6.1 6.12; do
     done
 done
 
+# Syscall rules (tests/e2e/run_syscalls.sh): the seccomp filter bwrun installs, as the e2e suite runs.
+run_syscalls() { # KERNEL BACKEND
+    local k=$1 backend=$2 t rc
+    local out=$log/syscalls-$k-$backend.log
+    t=$(now)
+    scripts/bwvm --kernel "$k" --timeout 900 -- bash tests/e2e/run_syscalls.sh "$bin" "$backend" >"$out" 2>&1
+    rc=$?
+    echo "syscalls on $k, backend $backend: $(elapsed "$t")s wall, status $rc"
+    while read -r line; do
+        case "$line" in
+            "ok "*) pass "[syscalls $k $backend] ${line#ok }" ;;
+            "not ok "*) fail "[syscalls $k $backend] ${line#not ok }" ;;
+        esac
+    done <"$out"
+    grep -qx "syscalls-done" "$out" ||
+        fail "[syscalls $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
+}
+for kernel in 6.1 6.12; do
+    for backend in maps c; do
+        run_syscalls "$kernel" "$backend"
+    done
+done
+
 # Both backends against the reference evaluator in the real kernel: random policies over a
 # file tree, each query's verdict and the rule bwrun names compared with `bwc query`.
 oracle=$log/oracle
