@@ -181,7 +181,7 @@ format_refused() { # NAME EXPECTED_STATUS COMMAND...
     shift 2
     "$@" >"$log/cli.out" 2>&1
     local rc=$?
-    if [ "$rc" = "$want" ] && grep -q "policy format version 1 is not supported (this build reads version 4); recompile the policy with this bwc" "$log/cli.out"; then
+    if [ "$rc" = "$want" ] && grep -q "policy format version 1 is not supported (this build reads version 5); recompile the policy with this bwc" "$log/cli.out"; then
         pass "[cli] $name: refuses a format 1 artifact, naming both versions"
     else
         fail "[cli] $name on a format 1 artifact (status $rc, wanted $want): $(head -c 400 "$log/cli.out")"
@@ -383,6 +383,29 @@ run_security() { # KERNEL BACKEND
 for kernel in 6.1 6.12; do
     for backend in maps c; do
         run_security "$kernel" "$backend"
+    done
+done
+
+# Syscall rules (tests/e2e/run_syscalls.sh): the seccomp filter bwrun installs, as the e2e suite runs.
+run_syscalls() { # KERNEL BACKEND
+    local k=$1 backend=$2 t rc
+    local out=$log/syscalls-$k-$backend.log
+    t=$(now)
+    scripts/bwvm --kernel "$k" --timeout 900 -- bash tests/e2e/run_syscalls.sh "$bin" "$backend" >"$out" 2>&1
+    rc=$?
+    echo "syscalls on $k, backend $backend: $(elapsed "$t")s wall, status $rc"
+    while read -r line; do
+        case "$line" in
+            "ok "*) pass "[syscalls $k $backend] ${line#ok }" ;;
+            "not ok "*) fail "[syscalls $k $backend] ${line#not ok }" ;;
+        esac
+    done <"$out"
+    grep -qx "syscalls-done" "$out" ||
+        fail "[syscalls $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
+}
+for kernel in 6.1 6.12; do
+    for backend in maps c; do
+        run_syscalls "$kernel" "$backend"
     done
 done
 

@@ -158,6 +158,12 @@ std::vector<std::byte> encode(const PolicyData& data)
     w.count(data.tables.net.rules.size());
     w.bytes(data.tables.net.rules.data(), data.tables.net.rules.size() * sizeof(bw_net_rule));
     w.blob(encode_ir(data.ir));
+    w.count(data.seccomp.size());
+    for (const auto& f : data.seccomp) {
+        w.u32(f.audit_arch);
+        w.count(f.code.size());
+        w.bytes(f.code.data(), f.code.size() * sizeof(sock_filter));
+    }
     return w.take();
 }
 
@@ -202,6 +208,14 @@ std::variant<PolicyData, Error> decode(std::span<const std::byte> bytes)
     d.tables.net.rules.resize(r.count(sizeof(bw_net_rule)));
     r.bytes(d.tables.net.rules.data(), d.tables.net.rules.size() * sizeof(bw_net_rule));
     const auto ir_bytes = r.blob();
+    for (auto n = r.count(2 * sizeof(std::uint32_t)); n > 0 && r.ok(); --n) {
+        auto& f = d.seccomp.emplace_back();
+        f.audit_arch = r.u32();
+        f.code.resize(r.count(sizeof(sock_filter)));
+        r.bytes(f.code.data(), f.code.size() * sizeof(sock_filter));
+        if (r.ok() && (f.code.empty() || f.code.size() > BPF_MAXINSNS))
+            r.fail(fmt::format("a seccomp filter has {} instructions", f.code.size()));
+    }
     if (r.ok() && !r.at_end())
         r.fail("trailing bytes");
     if (!r.ok())

@@ -11,6 +11,8 @@
 #include "source/source.h"
 
 #include <cstddef>
+#include <cstdint>
+#include <linux/filter.h>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,7 +21,7 @@
 
 namespace bw::artifact {
 
-inline constexpr std::uint32_t kFormatVersion = 4;
+inline constexpr std::uint32_t kFormatVersion = 5;
 inline constexpr const char* kSectionName = ".bw.policy";
 
 // The compiler backend that produced the program. Both fill the same map tables.
@@ -29,6 +31,12 @@ std::string_view name(Backend backend);
 struct SourceRecord {
     std::string name;   // as bwc named it
     std::string sha256; // lowercase hex, of the bytes bwc read
+};
+
+// A classic-BPF seccomp program for one architecture (compiler/seccomp): bwrun installs the one for its own.
+struct SeccompFilter {
+    std::uint32_t audit_arch = 0; // AUDIT_ARCH_X86_64 or AUDIT_ARCH_AARCH64
+    std::vector<sock_filter> code;
 };
 
 struct PolicyData {
@@ -42,6 +50,8 @@ struct PolicyData {
     // The policy itself: `bwc query` evaluates it, and its provenance names the rule
     // behind each denial (so no separate rule table is stored).
     ir::Policy ir;
+    // Empty when the policy has no syscall rule: bwrun then installs no filter.
+    std::vector<SeccompFilter> seccomp;
 
     // The rule with this id (defaults included), as written; nullptr when there is none.
     const ir::Provenance* rule(ir::RuleId id) const;

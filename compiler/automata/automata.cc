@@ -207,8 +207,6 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
             .hints.push_back("their denials take effect once bwrun has hooks for them");
     for (const auto& r : p.audits)
         refuse(r.origin, "`audit` rules");
-    for (const auto& r : p.syscalls)
-        refuse(r.origin, "syscall rules");
     for (const auto& r : p.net) {
         if (r.conditions.count() > 0)
             refuse(r.origin, "conditions (`when`) on network rules");

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <linux/audit.h>
 #include <span>
 #include <string_view>
 #include <sys/stat.h>
@@ -305,6 +306,11 @@ int cmd_inspect(std::span<char*> args)
     std::printf("automaton:       %u states, %u byte classes, %zu transitions\n", p.tables.sandbox.nstates,
                 p.tables.sandbox.nclasses, p.tables.trans.size());
     std::printf("network:\n%s", dump(p.tables.net).c_str());
+    if (p.seccomp.empty())
+        std::printf("seccomp:         none (the policy has no syscall rule)\n");
+    for (const auto& f : p.seccomp)
+        std::printf("seccomp:         %s, %zu instructions\n", f.audit_arch == AUDIT_ARCH_X86_64 ? "x86_64" : "aarch64",
+                    f.code.size());
     std::printf("rules:\n");
     for (const auto& [id, origin] : rules_by_id(p.ir))
         std::printf("  #%-4u %s:%u: %s\n", id, origin->file.c_str(), origin->line, origin->text.c_str());

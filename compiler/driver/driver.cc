@@ -32,6 +32,21 @@ std::string dump_ast(const ast::Program& program, const SourceManager& sources)
     return out;
 }
 
+// Both architectures' filters, or none when the policy says nothing about syscalls.
+std::optional<std::vector<artifact::SeccompFilter>> compile_seccomp(const ir::Policy& policy, Diagnostics& diags)
+{
+    std::vector<artifact::SeccompFilter> filters;
+    if (!has_syscall_rules(policy))
+        return filters;
+    for (const auto arch : {SeccompArch::X86_64, SeccompArch::Aarch64}) {
+        auto program = run_compile_seccomp(policy, arch, diags);
+        if (!program)
+            return std::nullopt;
+        filters.push_back({audit_arch(arch), std::move(program->code)});
+    }
+    return filters;
+}
+
 } // namespace
 
 std::vector<std::string> default_library_dirs()
@@ -88,7 +103,6 @@ std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, co
     auto policy = run_frontend(*file, c, options, dump);
     if (!policy)
         return std::nullopt;
-    // Before run_compile_paths, which refuses syscall rules until bwrun installs these filters.
     if (options.emit == Emit::Seccomp) {
         for (const auto arch : {syscalls::Arch::X86_64, syscalls::Arch::Aarch64})
             dump += bw::dump(run_compile_syscall_bitmap(*policy, arch));
@@ -100,6 +114,9 @@ std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, co
         }
         return std::nullopt;
     }
+    auto seccomp = compile_seccomp(*policy, c.diags);
+    if (!seccomp)
+        return std::nullopt;
     auto automaton = run_compile_paths(*policy, c.diags);
     if (!automaton)
         return std::nullopt;
@@ -115,7 +132,7 @@ std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, co
         }
         std::vector<std::byte> program(embedded::generic_bpf.begin(), embedded::generic_bpf.end());
         return Compiled{std::move(*policy), std::move(*automaton), options.backend, std::move(tables),
-                        std::move(program), kernel_requirements()};
+                        std::move(program), kernel_requirements(), std::move(*seccomp)};
     }
     auto specialised = run_backend_c(*policy, *automaton);
     if (options.emit == Emit::Maps || options.emit == Emit::C) {
@@ -127,13 +144,14 @@ std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, co
         return std::nullopt;
     auto kernel = kernel_requirements(specialised);
     return Compiled{std::move(*policy), std::move(*automaton), options.backend, std::move(specialised.tables),
-                    std::move(*object), std::move(kernel)};
+                    std::move(*object), std::move(kernel), std::move(*seccomp)};
 }
 
 bool run_write_artifact(const Compiled& compiled, const std::string& output, Compilation& c)
 {
-    const auto data = artifact::make_policy_data(compiled.policy, c.sources, compiled.backend, compiled.tables,
-                                                 compiled.kernel, BW_VERSION_STRING);
+    auto data = artifact::make_policy_data(compiled.policy, c.sources, compiled.backend, compiled.tables,
+                                           compiled.kernel, BW_VERSION_STRING);
+    data.seccomp = compiled.seccomp;
     const auto written = artifact::write(output, compiled.program, data);
     if (const auto* e = std::get_if<artifact::Error>(&written)) {
         c.diags.report(DiagKind::OutputWriteFailed, SourceLocation{}, output, e->message);

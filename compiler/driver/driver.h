@@ -22,8 +22,8 @@
 
 namespace bw {
 
-// Seccomp prints both architectures' live syscall bitmaps (the LSM-covered syscalls) and seccomp filters (the
-// rest), right after the front end: the kernel-side stages still refuse syscall rules.
+// Seccomp prints both architectures' live syscall bitmaps (the syscalls our LSM hooks deny, changeable live) and
+// seccomp filters (the rest, fixed from sandbox start), right after the front end.
 enum class Emit { None, Ast, Ir, Automata, Maps, C, Seccomp };
 
 struct Compilation {
@@ -51,6 +51,7 @@ struct Compiled {
     MapTables tables;               // what bwrun loads into the program's maps
     std::vector<std::byte> program; // the BPF ELF object
     artifact::KernelRequirements kernel;
+    std::vector<artifact::SeccompFilter> seccomp; // empty when the policy has no syscall rule
 };
 
 // The front end and the middle: an IR with its lints reported.

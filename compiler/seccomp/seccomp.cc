@@ -1,5 +1,6 @@
 #include "seccomp/seccomp.h"
 
+#include "syscall_bitmap/syscall_bitmap.h"
 #include "syscalls/syscalls.h"
 
 #include <cstddef>
@@ -33,11 +34,6 @@ syscalls::Arch table_arch(SeccompArch arch)
     return arch == SeccompArch::X86_64 ? syscalls::Arch::X86_64 : syscalls::Arch::Aarch64;
 }
 
-std::uint32_t audit_arch(SeccompArch arch)
-{
-    return arch == SeccompArch::X86_64 ? AUDIT_ARCH_X86_64 : AUDIT_ARCH_AARCH64;
-}
-
 std::uint32_t return_value(ir::Decision decision, const ir::SyscallAction& action)
 {
     if (decision == ir::Decision::Allow)
@@ -65,7 +61,7 @@ std::vector<Range> decide_ranges(const ir::Policy& policy, SeccompArch arch)
             continue;
         // The LSM programs enforce (and may change live) the syscalls their hooks cover: allow them here so
         // that a later live re-allow is not overruled by a filter that cannot be loosened.
-        if (!syscalls::lsm_hook(s.name).empty()) {
+        if (!live_hook(s.name).empty()) {
             by_number[static_cast<std::uint32_t>(*nr)] = SECCOMP_RET_ALLOW;
             continue;
         }
@@ -132,6 +128,11 @@ std::string return_name(std::uint32_t ret)
 
 std::string to_string(SeccompArch arch) { return arch == SeccompArch::X86_64 ? "x86_64" : "aarch64"; }
 
+std::uint32_t audit_arch(SeccompArch arch)
+{
+    return arch == SeccompArch::X86_64 ? AUDIT_ARCH_X86_64 : AUDIT_ARCH_AARCH64;
+}
+
 std::optional<SeccompProgram> run_compile_seccomp(const ir::Policy& policy, SeccompArch arch, Diagnostics& diags,
                                                   std::size_t max_instructions)
 {
@@ -167,7 +168,7 @@ std::string disassemble(const SeccompProgram& program)
     const std::uint32_t arch_value = audit_arch(program.arch);
     const auto arch_name = program.arch == SeccompArch::X86_64 ? "AUDIT_ARCH_X86_64" : "AUDIT_ARCH_AARCH64";
 
-    std::string out = fmt::format("seccomp filter for {}: {} instructions\n", to_string(program.arch),
+    std::string out = fmt::format("seccomp filter for {}: {} instructions, fixed from sandbox start\n", to_string(program.arch),
                                   program.code.size());
     std::uint32_t loaded = kNrOffset; // the seccomp_data field in the accumulator, to name constants
     for (std::size_t pc = 0; pc < program.code.size(); ++pc) {

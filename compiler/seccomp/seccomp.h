@@ -1,6 +1,6 @@
 // Lowers a policy's syscall rules to a classic-BPF seccomp filter, one per architecture.
 //
-// The filter decides only the syscalls that no LSM hook covers (syscalls::lsm_hook empty): the eBPF side cannot
+// The filter decides only the syscalls that no hook of ours covers (live_hook empty): the eBPF side cannot
 // deny those, so seccomp, installed before exec and fixed from then on, must. Syscalls with an LSM hook are
 // always allowed here, whatever the policy says, because the LSM programs enforce them and can change them live.
 //
@@ -12,6 +12,7 @@
 #include "ir/ir.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <linux/filter.h>
 #include <optional>
 #include <string>
@@ -36,5 +37,6 @@ std::optional<SeccompProgram> run_compile_seccomp(const ir::Policy& policy, Secc
 std::string disassemble(const SeccompProgram& program);
 
 std::string to_string(SeccompArch arch); // "x86_64", "aarch64"
+std::uint32_t audit_arch(SeccompArch arch); // AUDIT_ARCH_X86_64, AUDIT_ARCH_AARCH64
 
 } // namespace bw

@@ -118,7 +118,7 @@ int run(const Options& o, const Invocation& inv)
         throw rt::Failure(fmt::format("invalid sandbox name `{}`: use 1-64 letters, digits, `.`, `_` or `-`", name));
 
     Launch launch{decide_credentials(o, inv.setuid_mode), o.cwd, apply_env_rules(inv.caller_env, o.env), {},
-                  inv.caller_umask};
+                  inv.caller_umask, native_seccomp_filter(art.policy)};
     launch.argv = program_argv(o, launch);
     const auto audit = open_audit(o.audit, inv.setuid_mode);
     const int signal_fd = block_forwarded_signals();

@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <linux/audit.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -39,7 +41,34 @@ std::vector<char*> pointers(const std::vector<std::string>& strings)
     _exit(status);
 }
 
+// Without no_new_privs, which would stop setuid programs the policy allows: the caller (root, euid 0) has
+// CAP_SYS_ADMIN, which the kernel accepts instead. Single-threaded, so no SECCOMP_FILTER_FLAG_TSYNC.
+int install_seccomp(const std::vector<sock_filter>& code)
+{
+    sock_fprog program{static_cast<unsigned short>(code.size()), const_cast<sock_filter*>(code.data())};
+    return static_cast<int>(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program));
+}
+
 } // namespace
+
+std::vector<sock_filter> native_seccomp_filter(const artifact::PolicyData& policy)
+{
+#if defined(__x86_64__)
+    constexpr std::uint32_t native = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+    constexpr std::uint32_t native = AUDIT_ARCH_AARCH64;
+#else
+#error "bwrun knows the seccomp architecture of x86_64 and aarch64 only"
+#endif
+    if (policy.seccomp.empty())
+        return {};
+    for (const auto& f : policy.seccomp) {
+        if (f.audit_arch == native)
+            return f.code;
+    }
+    throw rt::Failure("the policy has syscall rules but no seccomp filter for this architecture; recompile it "
+                      "with this bwc");
+}
 
 std::vector<std::string> apply_env_rules(std::vector<std::string> env, const std::vector<EnvRule>& rules)
 {
@@ -96,8 +125,15 @@ pid_t spawn_in_cgroup(const rt::Cgroup& cgroup, const Launch& launch, const sigs
 
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     umask(launch.umask);
-    if (const char* err = drop_to(launch.credentials))
-        child_fail(err, errno, kExitFailure);
+    // Before the drop: afterwards the child lacks CAP_SYS_ADMIN. The filter then applies to the drop and the exec.
+    if (!launch.seccomp.empty() && install_seccomp(launch.seccomp) != 0)
+        child_fail("cannot install the policy's seccomp filter", errno, kExitFailure);
+    if (const char* err = drop_to(launch.credentials)) {
+        const int drop_errno = errno;
+        child_fail(launch.seccomp.empty() ? std::string(err)
+                                          : std::string(err) + " (the policy's syscall rules apply from here)",
+                   drop_errno, kExitFailure);
+    }
     // Entered as the program's user: it sees only the folders that user may enter.
     if (!launch.cwd.empty() && chdir(launch.cwd.c_str()) != 0)
         child_fail("cannot enter the working directory " + launch.cwd, errno, kExitFailure);

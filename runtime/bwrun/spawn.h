@@ -7,7 +7,10 @@
 #include "credentials.h"
 #include "options.h"
 
+#include "artifact/artifact.h"
+
 #include <csignal>
+#include <linux/filter.h>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -22,7 +25,12 @@ struct Launch {
     std::vector<std::string> env;    // NAME=VALUE
     std::vector<std::string> argv;   // PROGRAM and ARGS
     mode_t umask = 022;              // the caller's
+    std::vector<sock_filter> seccomp; // the policy's filter for this architecture; empty: none
 };
+
+// The artifact's seccomp filter for the architecture bwrun runs on; empty when the policy has no syscall rule.
+// Fails when the policy has rules but no filter for this architecture.
+std::vector<sock_filter> native_seccomp_filter(const artifact::PolicyData& policy);
 
 // The program's environment: the caller's with the --setenv/--unsetenv/--clearenv rules applied in order.
 std::vector<std::string> apply_env_rules(std::vector<std::string> env, const std::vector<EnvRule>& rules);
@@ -31,7 +39,8 @@ std::vector<std::string> apply_env_rules(std::vector<std::string> env, const std
 // passwd entry's, else /bin/sh.
 std::vector<std::string> program_argv(const Options& options, const Launch& launch);
 
-// Returns the child's pid and sets `pidfd`. The child restores `old_mask` and never returns.
+// Returns the child's pid and sets `pidfd`. The child restores `old_mask`, installs the seccomp filter while it
+// still has root's CAP_SYS_ADMIN (so without no_new_privs), drops to the program's credentials and execs.
 pid_t spawn_in_cgroup(const rt::Cgroup& cgroup, const Launch& launch, const sigset_t& old_mask, int& pidfd);
 
 } // namespace bw::bwrun
