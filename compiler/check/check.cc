@@ -685,7 +685,7 @@ private:
                 names.emplace_back(item, false);
             }
             for (auto& [name, via_group] : names) {
-                if (decision == ir::Decision::Deny && syscalls::lsm_hook(name).empty())
+                if (decision == ir::Decision::Deny && syscalls::live_hook(name).empty())
                     not_live.push_back(name);
                 out_.policy.syscalls.push_back(ir::SyscallRule{0, decision, name, via_group, action, provenance(r.loc)});
             }

@@ -61,7 +61,7 @@ std::vector<Range> decide_ranges(const ir::Policy& policy, SeccompArch arch)
             continue;
         // The LSM programs enforce (and may change live) the syscalls their hooks cover: allow them here so
         // that a later live re-allow is not overruled by a filter that cannot be loosened.
-        if (!live_hook(s.name).empty()) {
+        if (!syscalls::live_hook(s.name).empty()) {
             by_number[static_cast<std::uint32_t>(*nr)] = SECCOMP_RET_ALLOW;
             continue;
         }

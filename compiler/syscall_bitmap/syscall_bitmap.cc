@@ -6,20 +6,6 @@
 
 namespace bw {
 
-namespace {
-
-// The hooks whose programs check the live bitmap before anything else. None yet: until they do, seccomp
-// decides every syscall, so that no rule goes unenforced.
-constexpr std::array<std::string_view, 0> kLiveHooks{};
-
-} // namespace
-
-std::string_view live_hook(std::string_view syscall)
-{
-    const auto hook = syscalls::lsm_hook(syscall);
-    return std::ranges::find(kLiveHooks, hook) == kLiveHooks.end() ? std::string_view{} : hook;
-}
-
 bool has_syscall_rules(const ir::Policy& policy)
 {
     return !policy.syscalls.empty() || policy.syscall_default.decision == ir::Decision::Deny;
@@ -30,7 +16,7 @@ SyscallBitmap run_compile_syscall_bitmap(const ir::Policy& policy, syscalls::Arc
     SyscallBitmap b;
     b.arch = arch;
     for (const auto& s : syscalls::all()) {
-        const auto hook = live_hook(s.name);
+        const auto hook = syscalls::live_hook(s.name);
         const auto nr = syscalls::number(s, arch);
         if (hook.empty() || !nr)
             continue;

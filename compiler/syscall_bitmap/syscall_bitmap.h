@@ -28,14 +28,11 @@ struct LiveSyscall {
 struct SyscallBitmap {
     static constexpr std::size_t kBits = 512; // above every syscall number of both tables
     syscalls::Arch arch = syscalls::Arch::X86_64;
-    std::bitset<kBits> covered; // a hook of ours can deny this number (live_hook)
+    std::bitset<kBits> covered; // a hook of ours can deny this number (syscalls::live_hook)
     std::bitset<kBits> denied;  // the policy denies it (covered numbers only)
     std::vector<LiveSyscall> syscalls; // the covered numbers, ascending
 };
 
-// The LSM hook that denies `syscall` live: syscalls::lsm_hook, but only where bumblewrap's program for that hook
-// checks the bitmap; empty otherwise, and then seccomp decides the syscall.
-std::string_view live_hook(std::string_view syscall);
 
 // Whether the policy says anything about syscalls; if not, bwrun installs no seccomp filter.
 bool has_syscall_rules(const ir::Policy& policy);

@@ -44,6 +44,9 @@ std::vector<std::string_view> expand_group(const Group& group);
 // sandbox runs; empty if no hook covers it, and then only a seccomp filter fixed at sandbox start can deny it
 // (design.md section 2). See the table in syscalls.cc for what "covers" means and for each choice.
 std::string_view lsm_hook(std::string_view syscall);
+// lsm_hook(syscall) when bumblewrap's program for that hook checks the live syscall bitmap; empty otherwise,
+// and then seccomp decides the syscall.
+std::string_view live_hook(std::string_view syscall);
 
 // "EPERM" -> 1; nullopt for an unknown name.
 std::optional<int> errno_value(std::string_view name);

@@ -20,7 +20,7 @@ inline constexpr std::chrono::seconds kKillTimeout{10};
 // How long a program stays attached after its last sandbox ended, so that the next
 // sandbox skips loading it. Detaching is the slow part of a sandbox's life: each hook's
 // link waits for an RCU-tasks grace period, so it happens after bwrun has returned.
-inline constexpr std::chrono::seconds kLinger{2};
+inline constexpr std::chrono::seconds kLinger{10};
 
 // Kills what runs in the cgroup and, once it is empty, removes the sandbox's entry, its
 // cgroup and its record; the program stays (see unload_if_unused). Takes the StateLock

@@ -22,11 +22,6 @@ namespace {
 
 constexpr std::uint32_t kX32Bit = 0x40000000;
 
-std::uint32_t audit_arch(SeccompArch arch)
-{
-    return arch == SeccompArch::X86_64 ? AUDIT_ARCH_X86_64 : AUDIT_ARCH_AARCH64;
-}
-
 struct Outcome {
     std::uint32_t ret;
     int conditional_jumps;
@@ -123,7 +118,7 @@ std::uint32_t expected(const ir::Policy& policy, SeccompArch arch, const std::ma
     const auto it = names.find(nr);
     if (it == names.end())
         return action_ret(policy.syscall_default.decision, policy.syscall_default_action);
-    if (!live_hook(it->second).empty())
+    if (!syscalls::live_hook(it->second).empty())
         return SECCOMP_RET_ALLOW;
     const auto v = ir::evaluate_syscall(policy, it->second);
     return action_ret(v.decision, v.action);
@@ -247,7 +242,7 @@ ir::Policy alternating_policy(SeccompArch arch)
     p.syscall_default = {ir::Decision::Allow, ir::kSyscallDefaultRuleId, {}};
     ir::RuleId id = ir::kFirstRuleId;
     for (const auto& [nr, name] : numbers(arch)) {
-        if (!live_hook(name).empty())
+        if (!syscalls::live_hook(name).empty())
             continue;
         ir::SyscallAction a;
         a.errno_value = 1 + static_cast<int>(id % 2);
@@ -307,10 +302,10 @@ TEST_CASE("seccomp decides every syscall that no hook of ours checks live, even 
     for (const auto name : {"kill", "mount", "personality"}) {
         INFO(name);
         const auto ret = run_filter(*program, AUDIT_ARCH_X86_64, nr_of(name)).ret;
-        CHECK(ret == (live_hook(name).empty() ? SECCOMP_RET_KILL_PROCESS : SECCOMP_RET_ALLOW));
+        CHECK(ret == (syscalls::live_hook(name).empty() ? SECCOMP_RET_KILL_PROCESS : SECCOMP_RET_ALLOW));
     }
     CHECK_FALSE(syscalls::lsm_hook("kill").empty());
-    CHECK(live_hook("personality").empty());
+    CHECK(syscalls::live_hook("personality").empty());
 }
 
 TEST_CASE("live syscall bitmaps hold exactly the syscalls our hooks check, decided as the reference evaluator")
@@ -329,7 +324,7 @@ TEST_CASE("live syscall bitmaps hold exactly the syscalls our hooks check, decid
                 const auto n = static_cast<std::size_t>(*nr);
                 REQUIRE(n < SyscallBitmap::kBits);
                 INFO(s.name);
-                if (live_hook(s.name).empty()) {
+                if (syscalls::live_hook(s.name).empty()) {
                     CHECK_FALSE(bitmap.covered.test(n));
                     CHECK_FALSE(bitmap.denied.test(n));
                     continue;
@@ -349,7 +344,7 @@ TEST_CASE("live syscall bitmaps hold exactly the syscalls our hooks check, decid
         }
     }
     // Vacuous until a hook checks the bitmap; from then on random policies must deny and allow plenty.
-    const bool any_live = std::ranges::any_of(syscalls::all(), [](const auto& s) { return !live_hook(s.name).empty(); });
+    const bool any_live = std::ranges::any_of(syscalls::all(), [](const auto& s) { return !syscalls::live_hook(s.name).empty(); });
     CHECK((denied > 1000) == any_live);
     CHECK((allowed > 1000) == any_live);
 }
