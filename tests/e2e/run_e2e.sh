@@ -13,6 +13,7 @@ bin=$(cd "${1:?usage: run_e2e.sh BIN_DIR [maps|c]}" && pwd)
 backend=${2:-maps}
 artifacts=${3:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/left_behind.sh"
 W=/tmp/bw-e2e
 out=$W/out
 long_dir=$W/allowed/$(printf 'x%.0s' {1..100})
@@ -306,20 +307,6 @@ test_background_children_killed() {
     if kill -0 "$bg" 2>/dev/null; then
         fail "background process $bg survived its sandbox"
     fi
-}
-
-test_nothing_left_behind() {
-    # The last sandbox's watchdog unloads the program after it lingered (rt::kLinger, 10 s);
-    # detaching every hook takes a few seconds more under emulation.
-    local n=0
-    while { [ -e /sys/fs/bpf/bumblewrap ] || bpftool prog show 2>/dev/null | grep -q bw_file_open; } && [ $n -lt 300 ]; do
-        sleep 0.1
-        n=$((n + 1))
-    done
-    [ ! -e /sys/fs/bpf/bumblewrap ] || fail "pins left: $(ls -R /sys/fs/bpf/bumblewrap)"
-    [ ! -e /sys/fs/cgroup/bumblewrap ] || fail "cgroups left: $(ls /sys/fs/cgroup/bumblewrap)"
-    [ -z "$(ls /run/bumblewrap/sandboxes 2>/dev/null)" ] || fail "registry left: $(ls /run/bumblewrap/sandboxes)"
-    ! bpftool prog show 2>/dev/null | grep -q bw_file_open || fail "program still loaded"
 }
 
 test_bad_artifact() {

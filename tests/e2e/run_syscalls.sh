@@ -12,6 +12,7 @@ backend=${2:-maps}
 W=/tmp/bw-syscalls
 out=$W/out
 export LC_ALL=C
+. "$(dirname "${BASH_SOURCE[0]}")/left_behind.sh"
 
 bwc() { "$bin/bwc" "$@"; }
 bwrun() { "$bin/bwrun" "$@"; }
@@ -137,12 +138,6 @@ test_inspect_counts_instructions() {
         grep -Eq '^seccomp: +aarch64, [0-9]+ instructions$' "$out/stdout" ||
         fail "inspect: $(grep seccomp "$out/stdout")"
     bwc inspect "$W/allow-all.o" | grep -q '^seccomp: *none' || fail "allow-all claims a filter"
-}
-
-test_nothing_left_behind() {
-    [ ! -e /sys/fs/bpf/bumblewrap ] || fail "pins left: $(ls -R /sys/fs/bpf/bumblewrap)"
-    [ ! -e /sys/fs/cgroup/bumblewrap ] || fail "cgroups left: $(ls /sys/fs/cgroup/bumblewrap)"
-    [ -z "$(ls /run/bumblewrap/sandboxes 2>/dev/null)" ] || fail "registry left: $(ls /run/bumblewrap/sandboxes)"
 }
 
 echo "kernel $(uname -r), backend $backend"
