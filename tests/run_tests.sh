@@ -323,89 +323,33 @@ done
 echo "verifier pass: $(find "$verify/maps" -name '*.o' | wc -l) policies per backend;" \
     "not compiled, as this build does not enforce their rules yet: ${not_enforced[*]:-none}"
 
-run_e2e() { # KERNEL BACKEND
-    local k=$1 backend=$2 t rc
-    local out=$log/e2e-$k-$backend.log
+# run_suite NAME SCRIPT KERNEL BACKEND [ARGS...]: one VM suite, booted once. SCRIPT prints
+# "ok TEST" / "not ok TEST: why" lines, then "NAME-done" once it has run every test.
+run_suite() {
+    local name=$1 script=$2 k=$3 backend=$4 t rc
+    shift 4
+    local out=$log/$name-$k-$backend.log
     t=$(now)
-    scripts/bwvm --kernel "$k" --timeout 900 -- bash tests/e2e/run_e2e.sh "$bin" "$backend" "$verify/$backend" \
-        >"$out" 2>&1
+    scripts/bwvm --kernel "$k" --timeout 900 -- bash "$script" "$bin" "$backend" "$@" >"$out" 2>&1
     rc=$?
-    echo "e2e on $k, backend $backend: $(grep -m1 '^kernel ' "$out"), $(elapsed "$t")s wall, status $rc"
+    echo "$name on $k, backend $backend: $(grep -m1 '^kernel ' "$out"), $(elapsed "$t")s wall, status $rc"
     while read -r line; do
         case "$line" in
-            "ok "*) pass "[e2e $k $backend] ${line#ok }" ;;
-            "not ok "*) fail "[e2e $k $backend] ${line#not ok }" ;;
+            "ok "*) pass "[$name $k $backend] ${line#ok }" ;;
+            "not ok "*) fail "[$name $k $backend] ${line#not ok }" ;;
         esac
     done <"$out"
-    if ! grep -qx "e2e-done" "$out"; then
-        fail "[e2e $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
-    fi
+    grep -qx "$name-done" "$out" || fail "[$name $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
 }
-run_net() { # KERNEL BACKEND: tests/e2e/run_net.sh, the network rules
-    local k=$1 backend=$2 t rc
-    local out=$log/net-$k-$backend.log
-    t=$(now)
-    scripts/bwvm --kernel "$k" --timeout 600 -- bash tests/e2e/run_net.sh "$bin" "$backend" >"$out" 2>&1
-    rc=$?
-    echo "net on $k, backend $backend: $(elapsed "$t")s wall, status $rc"
-    while read -r line; do
-        case "$line" in
-            "ok "*) pass "[net $k $backend] ${line#ok }" ;;
-            "not ok "*) fail "[net $k $backend] ${line#not ok }" ;;
-        esac
-    done <"$out"
-    grep -qx "net-done" "$out" || fail "[net $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
-}
+# The end-to-end suite (with the verifier pass over the tree's policies), the network rules,
+# escape attempts against the sandbox invariants (tests/security), and syscall rules (the
+# seccomp filter bwrun installs).
 for kernel in 6.1 6.12; do
     for backend in maps c; do
-        run_e2e "$kernel" "$backend"
-        run_net "$kernel" "$backend"
-    done
-done
-
-# Escape attempts against the sandbox invariants (tests/security), as the e2e suite runs.
-run_security() { # KERNEL BACKEND
-    local k=$1 backend=$2 t rc
-    local out=$log/security-$k-$backend.log
-    t=$(now)
-    scripts/bwvm --kernel "$k" --timeout 900 -- bash tests/security/run_security.sh "$bin" "$backend" >"$out" 2>&1
-    rc=$?
-    echo "security on $k, backend $backend: $(elapsed "$t")s wall, status $rc"
-    while read -r line; do
-        case "$line" in
-            "ok "*) pass "[security $k $backend] ${line#ok }" ;;
-            "not ok "*) fail "[security $k $backend] ${line#not ok }" ;;
-        esac
-    done <"$out"
-    grep -qx "security-done" "$out" ||
-        fail "[security $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
-}
-for kernel in 6.1 6.12; do
-    for backend in maps c; do
-        run_security "$kernel" "$backend"
-    done
-done
-
-# Syscall rules (tests/e2e/run_syscalls.sh): the seccomp filter bwrun installs, as the e2e suite runs.
-run_syscalls() { # KERNEL BACKEND
-    local k=$1 backend=$2 t rc
-    local out=$log/syscalls-$k-$backend.log
-    t=$(now)
-    scripts/bwvm --kernel "$k" --timeout 900 -- bash tests/e2e/run_syscalls.sh "$bin" "$backend" >"$out" 2>&1
-    rc=$?
-    echo "syscalls on $k, backend $backend: $(elapsed "$t")s wall, status $rc"
-    while read -r line; do
-        case "$line" in
-            "ok "*) pass "[syscalls $k $backend] ${line#ok }" ;;
-            "not ok "*) fail "[syscalls $k $backend] ${line#not ok }" ;;
-        esac
-    done <"$out"
-    grep -qx "syscalls-done" "$out" ||
-        fail "[syscalls $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
-}
-for kernel in 6.1 6.12; do
-    for backend in maps c; do
-        run_syscalls "$kernel" "$backend"
+        run_suite e2e tests/e2e/run_e2e.sh "$kernel" "$backend" "$verify/$backend"
+        run_suite net tests/e2e/run_net.sh "$kernel" "$backend"
+        run_suite security tests/security/run_security.sh "$kernel" "$backend"
+        run_suite syscalls tests/e2e/run_syscalls.sh "$kernel" "$backend"
     done
 done
 
