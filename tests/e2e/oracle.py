@@ -333,9 +333,6 @@ def prepare(args):
 
 # --- in the VM ----------------------------------------------------------------------------
 
-DENIAL = re.compile(r"bwrun: denied (\w+) (\S+) by `(.*)` \((.*)\) \[pid \d+ .*\]")
-
-
 def make_tree(data):
     shutil.rmtree(data["root"], ignore_errors=True)
     for d in data["dirs"]:
@@ -350,7 +347,12 @@ def check_one(bin_dir, policy, backend):
     queries = policy["queries"]
     if backend in policy["compile_errors"]:
         return [f"bwc {policy['source']} --backend={backend} failed: {policy['compile_errors'][backend]}"], None
-    r = subprocess.run([os.path.join(bin_dir, "bwrun"), policy["objects"][backend], "--", *PYTHON, "-c", PROBE],
+    # Every denial is in the audit file; stderr shows at most 20 a second.
+    audit = policy["objects"][backend] + ".audit.jsonl"
+    if os.path.exists(audit):
+        os.unlink(audit)
+    r = subprocess.run([os.path.join(bin_dir, "bwrun"), "--audit", audit, policy["objects"][backend], "--",
+                        *PYTHON, "-c", PROBE],
                        input="".join(f"{q['access']}\t{q['path']}\n" for q in queries),
                        capture_output=True, encoding="utf-8", errors="replace", timeout=300)
     try:
@@ -361,10 +363,10 @@ def check_one(bin_dir, policy, backend):
         return [f"bwrun status {r.returncode}, {len(results)} of {len(queries)} results; "
                 f"stdout: {r.stdout[-300:].strip()}; stderr: {r.stderr[-600:].strip()}"], None
     reported = {}
-    for line in r.stderr.splitlines():
-        m = DENIAL.fullmatch(line)
-        if m:
-            reported[m.group(1, 2)] = m.group(3, 4)
+    with open(audit, encoding="utf-8") as f:
+        for event in map(json.loads, f):
+            if "path" in event and "rule" in event:
+                reported[event["access"], event["path"]] = (event["rule"], f"{event['rule_file']}:{event['rule_line']}")
     mismatches = []
     for q, res in zip(queries, results):
         key = (q["access"], q["path"])
