@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 4
+#define BW_ABI_VERSION 5
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -28,6 +28,8 @@ enum bw_decision {
 	BW_DECISION_NONE = 0,
 	BW_DECISION_ALLOW = 1,
 	BW_DECISION_DENY = 2,
+	/* Decided at run time: the rule is the first bw_link of the state's decision chain. */
+	BW_DECISION_CHAIN = 3,
 };
 
 /* Access kinds, as in the language (values match ir::Access). */
@@ -102,6 +104,26 @@ struct bw_accept {
 	__u32 rule[BW_ACCESS_KINDS];
 	__u8 decision[BW_ACCESS_KINDS];
 	__u8 pad;
+};
+
+/*
+ * One candidate of a decision chain: the rules that may decide a path ending in a state,
+ * strongest first, down to the first that holds whatever the process and the access
+ * (last set). The first link whose conditions hold decides; decision NONE: the sandbox's
+ * default. uid and gid are the task's fsuid and fsgid; owner: the file's owner is the
+ * fsuid; open_flags: O_* bits the open must carry (only file_open has any).
+ */
+struct bw_link {
+	__u32 rule;
+	__u8 decision;   /* enum bw_decision, never CHAIN */
+	__u8 last;
+	__u8 owner;
+	__u8 pad;
+	__u32 open_flags;
+	__u32 uid_lo;
+	__u32 uid_hi;
+	__u32 gid_lo;
+	__u32 gid_hi;
 };
 
 /* Scratch space per task: the resolved path, written right to left so that it ends at

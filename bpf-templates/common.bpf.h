@@ -49,11 +49,13 @@ struct bw_walk {
 	const struct bw_sandbox *sandbox;
 	void *trans;   /* the transition table, when it is a per-sandbox map */
 	void *accepts; /* the per-state decisions, when they are a per-sandbox map */
+	void *links;   /* the decision chains, when they are a per-sandbox map */
 	__u32 state;
 	__u32 failed;
 };
 
-/* The decision for `kind` from a state's row of decisions (NONE: the default decides). */
+/* The decision for `kind` from a state's row of decisions (NONE: the default decides;
+ * CHAIN: *rule is the first link of the state's decision chain). */
 static __always_inline __u32 bw_accept_decide(const struct bw_accept *a,
 					      const struct bw_sandbox *sandbox, __u32 kind,
 					      __u32 *rule)

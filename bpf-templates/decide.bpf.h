@@ -11,7 +11,10 @@
  *   long bw_policy_step(__u64 i, void *walk)
  *	one byte of the walk, a bpf_loop callback over struct bw_walk;
  *   __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
- *	the decision (enum bw_decision) for `kind` at the walk's final state, and its rule.
+ *	the decision (enum bw_decision) for `kind` at the walk's final state, and its rule;
+ *	BW_DECISION_CHAIN when conditions decide, with the chain's first link as the rule;
+ *   const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
+ *	a link of the decision chains, NULL when there is none at that index.
  */
 #ifndef BUMBLEWRAP_DECIDE_BPF_H
 #define BUMBLEWRAP_DECIDE_BPF_H
@@ -40,13 +43,98 @@ static __always_inline __u32 bw_first_kind(__u32 kinds)
 	return kinds ? __builtin_ctz(kinds) : BW_ACCESS_READ;
 }
 
+/* What conditions see of an access: the task's fsuid and fsgid, whether it owns the file,
+ * and the open's flags. */
+struct bw_chain {
+	struct bw_walk *w;
+	__u32 fsuid;
+	__u32 fsgid;
+	__u32 owner;
+	__u32 open_flags;
+	__u32 at;
+	__u32 decision;
+	__u32 rule;
+};
+
+/* Longer than any chain: a chain holds at most every rule of the policy, once. */
+#define BW_MAX_CHAIN (1u << 20)
+
+static __always_inline int bw_link_holds(const struct bw_link *l, const struct bw_chain *c)
+{
+	return c->fsuid >= l->uid_lo && c->fsuid <= l->uid_hi && c->fsgid >= l->gid_lo &&
+	       c->fsgid <= l->gid_hi && (!l->owner || c->owner) &&
+	       (c->open_flags & l->open_flags) == l->open_flags;
+}
+
+/* One link: the first that holds decides; the last holds whatever the access. */
+static long bw_chain_step(__u64 i, void *ctx)
+{
+	struct bw_chain *c = ctx;
+	const struct bw_link *l;
+
+	l = bw_policy_link(c->w, c->at + (__u32)i);
+	/* A missing link leaves the denial in place: the access fails closed. */
+	if (!l)
+		return 1;
+	if (!l->last && !bw_link_holds(l, c))
+		return 0;
+	c->decision = l->decision;
+	c->rule = l->rule;
+	return 1;
+}
+
+/* The decision of the chain that starts at link *rule, for the current task and this
+ * access; *rule becomes the rule that made it. */
+static __u32 bw_chain_decide(struct bw_walk *w, struct dentry *dentry, __u32 open_flags, __u32 *rule)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct bw_chain c = {
+		.w = w,
+		.open_flags = open_flags,
+		.at = *rule,
+		.decision = BW_DECISION_DENY,
+		.rule = w->sandbox->default_rule,
+	};
+	const struct cred *cred;
+	struct inode *inode;
+	__u32 owner;
+
+	*rule = c.rule;
+	/*
+	 * The task's own credentials: the subjective ones (task->cred) are the mounter's
+	 * while overlayfs opens its layers, after the overlay file was decided with ours.
+	 * Conditions that cannot be read cannot hold or fail: the access is denied.
+	 */
+	if (bpf_core_read(&cred, sizeof(cred), &task->real_cred) || !cred ||
+	    bpf_core_read(&c.fsuid, sizeof(c.fsuid), &cred->fsuid.val) ||
+	    bpf_core_read(&c.fsgid, sizeof(c.fsgid), &cred->fsgid.val) ||
+	    bpf_core_read(&inode, sizeof(inode), &dentry->d_inode))
+		return BW_DECISION_DENY;
+	/* A name that does not exist yet (create) has no owner. */
+	if (inode) {
+		if (bpf_core_read(&owner, sizeof(owner), &inode->i_uid.val))
+			return BW_DECISION_DENY;
+		c.owner = owner == c.fsuid;
+	}
+	bpf_loop(BW_MAX_CHAIN, bw_chain_step, &c, 0);
+	if (c.decision == BW_DECISION_NONE) {
+		c.decision = w->sandbox->default_decision;
+		c.rule = w->sandbox->default_rule;
+	}
+	*rule = c.rule;
+	return c.decision;
+}
+
 /*
  * 0 when the sandbox's policy allows every access kind in `kinds` (a mask of BW_KIND) on
- * the path of (mnt, dentry); otherwise reports the first kind denied and returns -EACCES.
- * A path that cannot be resolved, or a sandbox without its tables, is denied.
+ * the path of (mnt, dentry) for an open with `open_flags` (0 for any other access);
+ * otherwise reports the first kind denied and returns -EACCES. A path that cannot be
+ * resolved, or a sandbox without its tables, is denied.
  */
-static int bw_check(const struct bw_hook *h, const struct vfsmount *mnt, struct dentry *dentry, __u32 kinds)
+static int bw_check_open(const struct bw_hook *h, const struct vfsmount *mnt, struct dentry *dentry, __u32 kinds,
+			 __u32 open_flags)
 {
+	__u32 decision;
 	struct bw_scratch *scratch;
 	struct bw_walk w = {};
 	__u32 k, rule = 0;
@@ -87,12 +175,22 @@ static int bw_check(const struct bw_hook *h, const struct vfsmount *mnt, struct 
 	for (k = 0; k < BW_ACCESS_KINDS; k++) {
 		if (!(kinds & BW_KIND(k)))
 			continue;
-		if (bw_policy_decide(&w, k, &rule) != BW_DECISION_ALLOW) {
+		decision = bw_policy_decide(&w, k, &rule);
+		if (decision == BW_DECISION_CHAIN)
+			decision = bw_chain_decide(&w, dentry, open_flags, &rule);
+		if (decision != BW_DECISION_ALLOW) {
 			bw_report(h->cgid, scratch->path + start, BW_PATH_MAX - start, k, rule);
 			return -EACCES;
 		}
 	}
 	return 0;
+}
+
+/* bw_check_open for every access but an open: flag conditions never hold. */
+static __always_inline int bw_check(const struct bw_hook *h, const struct vfsmount *mnt, struct dentry *dentry,
+				    __u32 kinds)
+{
+	return bw_check_open(h, mnt, dentry, kinds, 0);
 }
 
 #endif /* BUMBLEWRAP_DECIDE_BPF_H */

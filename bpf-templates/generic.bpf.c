@@ -38,11 +38,26 @@ struct {
 	});
 } bw_accepts SEC(".maps");
 
+/* cgroup id -> decision chains (struct bw_link), by size for the same reason. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, BW_MAX_SANDBOXES);
+	__type(key, __u64);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(map_flags, BPF_F_INNER_MAP);
+		__uint(max_entries, 1);
+		__uint(key_size, sizeof(__u32));
+		__uint(value_size, sizeof(struct bw_link));
+	});
+} bw_links SEC(".maps");
+
 static int bw_policy_tables(struct bw_walk *w, __u64 cgid)
 {
 	w->trans = bpf_map_lookup_elem(&bw_trans, &cgid);
 	w->accepts = bpf_map_lookup_elem(&bw_accepts, &cgid);
-	return !w->trans || !w->accepts;
+	w->links = bpf_map_lookup_elem(&bw_links, &cgid);
+	return !w->trans || !w->accepts || !w->links;
 }
 
 /*
@@ -75,6 +90,11 @@ static long bw_policy_step(__u64 i, void *ctx)
 static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 {
 	return bw_accept_decide(bpf_map_lookup_elem(w->accepts, &w->state), w->sandbox, kind, rule);
+}
+
+static const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
+{
+	return bpf_map_lookup_elem(w->links, &index);
 }
 
 /* The path hooks. */

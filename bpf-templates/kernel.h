@@ -15,6 +15,21 @@ struct dentry;
 struct task_struct;
 struct inode;
 
+/* include/linux/uidgid_types.h (6.12), uidgid.h (6.1): the same shape on both */
+typedef struct {
+	__u32 val;
+} kuid_t;
+
+typedef struct {
+	__u32 val;
+} kgid_t;
+
+/* the task's credentials, for `when uid`, `when gid` and `owner` */
+struct cred {
+	kuid_t fsuid;
+	kgid_t fsgid;
+};
+
 struct path {
 	struct vfsmount *mnt;
 	struct dentry *dentry;
@@ -45,6 +60,7 @@ struct task_struct {
 	int tgid;
 	struct css_set *cgroups;
 	char comm[16];
+	const struct cred *real_cred;
 };
 
 /* inodes and file systems, for the device and file-system invariants */
@@ -54,6 +70,7 @@ struct super_block {
 
 struct inode {
 	unsigned short i_mode;
+	kuid_t i_uid;
 	struct super_block *i_sb;
 	__u32 i_rdev;
 };

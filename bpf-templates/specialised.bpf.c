@@ -13,6 +13,7 @@
  *
  * bw_policy.h defines:
  *   BW_POLICY_NCLASSES, BW_POLICY_NSTATES	the automaton's shape
+ *   BW_POLICY_NLINKS				entries of the decision chains (at least 1)
  *   BW_POLICY_DEFAULT_DECISION, BW_POLICY_DEFAULT_RULE
  *   BW_HOOK_<NAME>				1 for each hook the policy needs
  *   BW_POLICY_HOOKS				how many that is
@@ -21,7 +22,7 @@
  *   bw_policy_classes[256]			byte -> class
  *   BW_POLICY_INLINE_DECISIONS			1 when it also defines
  *   __u64 bw_policy_decision(__u32 state, __u32 kind)
- *	decision | rule << 8 for a path ending in `state`
+ *	decision | rule << 8 for a path ending in `state` (CHAIN: the rule is a link)
  *   BW_HOOK_NET				1 when the network hooks are needed; then also
  *   BW_POLICY_NET_RULES, bw_policy_net, bw_policy_net_rules[]	the network tables
  */
@@ -38,6 +39,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } bw_trans SEC(".maps");
+
+/* The decision chains of conditional rules, filled by bwrun from the artifact. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BW_POLICY_NLINKS);
+	__type(key, __u32);
+	__type(value, struct bw_link);
+} bw_links SEC(".maps");
 
 /* A policy that denies nothing has no hook, and then no use for the walk. */
 #if BW_POLICY_HOOKS
@@ -67,6 +76,11 @@ static long bw_policy_step(__u64 i, void *ctx)
 	}
 	w->state = *next & ~BW_ABSORBING;
 	return w->state == BW_DEAD_STATE || (*next & BW_ABSORBING);
+}
+
+static const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
+{
+	return bpf_map_lookup_elem(&bw_links, &index);
 }
 
 #if BW_POLICY_INLINE_DECISIONS

@@ -172,7 +172,7 @@ import struct, sys
 data = bytearray(open(sys.argv[1], "rb").read())
 assert data.count(b"BWPOLICY") == 1
 at = data.index(b"BWPOLICY") + 8
-assert struct.unpack_from("<I", data, at)[0] == 5
+assert struct.unpack_from("<I", data, at)[0] == 6
 struct.pack_into("<I", data, at, 1)
 open(sys.argv[2], "wb").write(data)
 EOF
@@ -181,7 +181,7 @@ format_refused() { # NAME EXPECTED_STATUS COMMAND...
     shift 2
     "$@" >"$log/cli.out" 2>&1
     local rc=$?
-    if [ "$rc" = "$want" ] && grep -q "policy format version 1 is not supported (this build reads version 5); recompile the policy with this bwc" "$log/cli.out"; then
+    if [ "$rc" = "$want" ] && grep -q "policy format version 1 is not supported (this build reads version 6); recompile the policy with this bwc" "$log/cli.out"; then
         pass "[cli] $name: refuses a format 1 artifact, naming both versions"
     else
         fail "[cli] $name on a format 1 artifact (status $rc, wanted $want): $(head -c 400 "$log/cli.out")"
@@ -350,6 +350,29 @@ for kernel in 6.1 6.12; do
         run_suite net tests/e2e/run_net.sh "$kernel" "$backend"
         run_suite security tests/security/run_security.sh "$kernel" "$backend"
         run_suite syscalls tests/e2e/run_syscalls.sh "$kernel" "$backend"
+    done
+done
+
+# Conditional rules (tests/e2e/run_conditions.sh): uid, gid, owner and open flags.
+run_conditions() { # KERNEL BACKEND
+    local k=$1 backend=$2 t rc
+    local out=$log/conditions-$k-$backend.log
+    t=$(now)
+    scripts/bwvm --kernel "$k" --timeout 900 -- bash tests/e2e/run_conditions.sh "$bin" "$backend" >"$out" 2>&1
+    rc=$?
+    echo "conditions on $k, backend $backend: $(elapsed "$t")s wall, status $rc"
+    while read -r line; do
+        case "$line" in
+            "ok "*) pass "[conditions $k $backend] ${line#ok }" ;;
+            "not ok "*) fail "[conditions $k $backend] ${line#not ok }" ;;
+        esac
+    done <"$out"
+    grep -qx "conditions-done" "$out" ||
+        fail "[conditions $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
+}
+for kernel in 6.1 6.12; do
+    for backend in maps c; do
+        run_conditions "$kernel" "$backend"
     done
 done
 

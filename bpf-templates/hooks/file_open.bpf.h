@@ -38,7 +38,7 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 	err = bw_open_invariants(h.cgid, h.sandbox, file);
 	if (err)
 		return err;
-	return bw_check(&h, file->f_path.mnt, file->f_path.dentry, bw_open_kinds(file));
+	return bw_check_open(&h, file->f_path.mnt, file->f_path.dentry, bw_open_kinds(file), file->f_flags);
 }
 
 #endif /* BUMBLEWRAP_HOOK_FILE_OPEN_H */

@@ -130,6 +130,16 @@ std::optional<Error> check_tables(const MapTables& t)
         if (cls >= sb.nclasses)
             return Error{"policy tables are inconsistent (byte class out of range)"};
     }
+    // Every chain ends with a link that holds whatever the process: the kernel stops there.
+    if (t.links.empty() || !t.links.back().last)
+        return Error{"policy tables are inconsistent (decision chains)"};
+    for (const auto& a : t.accepts) {
+        for (std::size_t k = 0; k < BW_ACCESS_KINDS; ++k) {
+            if (a.decision[k] > BW_DECISION_CHAIN ||
+                (a.decision[k] == BW_DECISION_CHAIN && (a.rule[k] == 0 || a.rule[k] >= t.links.size())))
+                return Error{"policy tables are inconsistent (decision out of range)"};
+        }
+    }
     return check_net_tables(t.net);
 }
 
@@ -154,6 +164,8 @@ std::vector<std::byte> encode(const PolicyData& data)
     w.bytes(data.tables.trans.data(), data.tables.trans.size() * sizeof(std::uint32_t));
     w.count(data.tables.accepts.size());
     w.bytes(data.tables.accepts.data(), data.tables.accepts.size() * sizeof(bw_accept));
+    w.count(data.tables.links.size());
+    w.bytes(data.tables.links.data(), data.tables.links.size() * sizeof(bw_link));
     w.bytes(&data.tables.net.policy, sizeof data.tables.net.policy);
     w.count(data.tables.net.rules.size());
     w.bytes(data.tables.net.rules.data(), data.tables.net.rules.size() * sizeof(bw_net_rule));
@@ -204,6 +216,8 @@ std::variant<PolicyData, Error> decode(std::span<const std::byte> bytes)
     r.bytes(d.tables.trans.data(), d.tables.trans.size() * sizeof(std::uint32_t));
     d.tables.accepts.resize(r.count(sizeof(bw_accept)));
     r.bytes(d.tables.accepts.data(), d.tables.accepts.size() * sizeof(bw_accept));
+    d.tables.links.resize(r.count(sizeof(bw_link)));
+    r.bytes(d.tables.links.data(), d.tables.links.size() * sizeof(bw_link));
     r.bytes(&d.tables.net.policy, sizeof d.tables.net.policy);
     d.tables.net.rules.resize(r.count(sizeof(bw_net_rule)));
     r.bytes(d.tables.net.rules.data(), d.tables.net.rules.size() * sizeof(bw_net_rule));
@@ -359,6 +373,7 @@ std::variant<Artifact, Error> read(const std::string& path)
         const auto& t = a.policy.tables;
         fnv1a(a.program_id, t.trans.data(), t.trans.size() * sizeof t.trans[0]);
         fnv1a(a.program_id, t.accepts.data(), t.accepts.size() * sizeof t.accepts[0]);
+        fnv1a(a.program_id, t.links.data(), t.links.size() * sizeof t.links[0]);
     }
     return a;
 }

@@ -196,8 +196,8 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
         // Invariants are enforced by every hook there is, and more by hooks of their own.
         if (r.invariant)
             continue;
-        if (r.conditions.count() > 0)
-            refuse(r.origin, "conditions (`when`, `owner`, `flags`) on path rules");
+        if (!r.conditions.exe.empty())
+            refuse(r.origin, "`when exe` conditions on path rules");
         else if (r.decision == ir::Decision::Deny)
             unenforced |= r.accesses;
     }
@@ -215,6 +215,75 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
         refuse(r.origin, "device rules");
     return diags.error_count() == before;
 }
+
+// Fills a state's decision for one access kind: the strongest candidate when it is
+// unconditional (or there is none), else a decision chain. Equal chains are shared.
+class ChainBuilder {
+public:
+    ChainBuilder(const ir::Policy& policy, Automaton& a) : policy_(policy), a_(a) {}
+
+    // The evaluator's precedence; larger decides.
+    auto rank(std::size_t i) const
+    {
+        const auto& r = policy_.rules[i];
+        return std::tuple{r.invariant, ir::specificity(r.pattern), r.conditions.count(),
+                          r.decision == ir::Decision::Deny};
+    }
+
+    void decide(std::vector<std::size_t> rules, ir::Access access, StateAccept& acc)
+    {
+        std::erase_if(rules, [&](std::size_t i) { return !(policy_.rules[i].accesses & ir::bit(access)); });
+        // Strongest first; among equals the lowest id, as in ir::evaluate.
+        std::sort(rules.begin(), rules.end(), [&](std::size_t x, std::size_t y) {
+            const auto rx = rank(x), ry = rank(y);
+            return rx != ry ? rx > ry : x < y;
+        });
+        const auto k = static_cast<std::size_t>(access);
+        if (rules.empty())
+            return;
+        if (policy_.rules[rules.front()].conditions.count() == 0) {
+            acc.rule[k] = policy_.rules[rules.front()].id;
+            acc.decision[k] = static_cast<std::uint8_t>(policy_.rules[rules.front()].decision);
+            return;
+        }
+        std::vector<Link> chain;
+        for (const auto i : rules) {
+            const auto& r = policy_.rules[i];
+            chain.push_back({condition_index(r.conditions), static_cast<std::uint8_t>(r.decision), r.id});
+            if (chain.back().conditions == 0)
+                break;
+        }
+        if (chain.back().conditions != 0)
+            chain.push_back(Link{}); // no unconditional candidate: the default decides
+        acc.decision[k] = BW_DECISION_CHAIN;
+        acc.rule[k] = chain_start(chain);
+    }
+
+private:
+    std::uint32_t condition_index(const ir::Conditions& c)
+    {
+        const auto it = std::find(a_.conditions.begin(), a_.conditions.end(), c);
+        if (it != a_.conditions.end())
+            return static_cast<std::uint32_t>(it - a_.conditions.begin());
+        a_.conditions.push_back(c);
+        return static_cast<std::uint32_t>(a_.conditions.size() - 1);
+    }
+
+    std::uint32_t chain_start(const std::vector<Link>& chain)
+    {
+        std::vector<std::tuple<std::uint32_t, std::uint8_t, ir::RuleId>> key;
+        for (const auto& l : chain)
+            key.emplace_back(l.conditions, l.decision, l.rule);
+        const auto [it, inserted] = starts_.try_emplace(key, static_cast<std::uint32_t>(a_.links.size()));
+        if (inserted)
+            a_.links.insert(a_.links.end(), chain.begin(), chain.end());
+        return it->second;
+    }
+
+    const ir::Policy& policy_;
+    Automaton& a_;
+    std::map<std::vector<std::tuple<std::uint32_t, std::uint8_t, ir::RuleId>>, std::uint32_t> starts_;
+};
 
 } // namespace
 
@@ -295,35 +364,16 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
 
     // Decisions per state and access kind, by the evaluator's precedence.
     a.accepts.resize(a.nstates);
-    auto rank = [&](std::size_t i) {
-        const auto& r = policy.rules[i];
-        return std::tuple{r.invariant, ir::specificity(r.pattern), r.conditions.count(),
-                          r.decision == ir::Decision::Deny};
-    };
+    ChainBuilder chains(policy, a);
     for (std::uint32_t s = 0; s < a.nstates; ++s) {
-        std::array<int, ir::kAccessKinds> best;
-        best.fill(-1);
+        std::vector<std::size_t> matching;
         for (const auto n : sets[s]) {
-            const int rule = nfa.states[n].accept;
-            if (rule < 0)
-                continue;
-            for (std::size_t k = 0; k < ir::kAccessKinds; ++k) {
-                if (!(policy.rules[static_cast<std::size_t>(rule)].accesses & (1u << k)))
-                    continue;
-                // Rules come in id order: a later rule must be strictly stronger to win.
-                if (best[k] < 0 || rank(static_cast<std::size_t>(rule)) > rank(static_cast<std::size_t>(best[k])) ||
-                    (rank(static_cast<std::size_t>(rule)) == rank(static_cast<std::size_t>(best[k])) && rule < best[k]))
-                    best[k] = rule;
-            }
+            if (nfa.states[n].accept >= 0)
+                matching.push_back(static_cast<std::size_t>(nfa.states[n].accept));
         }
         auto& acc = a.accepts[s];
-        for (std::size_t k = 0; k < ir::kAccessKinds; ++k) {
-            if (best[k] < 0)
-                continue;
-            const auto& r = policy.rules[static_cast<std::size_t>(best[k])];
-            acc.rule[k] = r.id;
-            acc.decision[k] = static_cast<std::uint8_t>(r.decision);
-        }
+        for (std::size_t k = 0; k < ir::kAccessKinds; ++k)
+            chains.decide(matching, static_cast<ir::Access>(k), acc);
         bool absorbing = s != BW_DEAD_STATE;
         for (std::uint32_t cls = 1; cls < a.nclasses && absorbing; ++cls)
             absorbing = a.trans[std::size_t{s} * a.nclasses + cls] == s;
@@ -332,20 +382,26 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
     return a;
 }
 
-ir::Verdict simulate(const Automaton& a, const ir::Policy& policy, ir::Access access, std::string_view path)
+ir::Verdict simulate(const Automaton& a, const ir::Policy& policy, const ir::PathQuery& q)
 {
-    // Mirrors walk_step() in generic.bpf.c.
+    // Mirrors bw_policy_step() in generic.bpf.c and bw_chain_decide() in common.bpf.h.
     std::uint32_t state = BW_START_STATE;
-    for (const char c : path) {
+    for (const char c : q.path) {
         state = a.next(state, static_cast<unsigned char>(c));
         if (state == BW_DEAD_STATE || a.accepts[state].absorbing)
             break;
     }
-    const auto k = static_cast<std::size_t>(access);
-    const auto& acc = a.accepts[state];
-    if (acc.decision[k] == BW_DECISION_NONE)
+    const auto k = static_cast<std::size_t>(q.access);
+    Link link{0, a.accepts[state].decision[k], a.accepts[state].rule[k]};
+    if (link.decision == BW_DECISION_CHAIN) {
+        for (auto i = link.rule;; ++i) {
+            if (link = a.links[i]; ir::conditions_hold(a.conditions[link.conditions], q))
+                break;
+        }
+    }
+    if (link.decision == BW_DECISION_NONE)
         return {policy.path_default.decision, policy.path_default.id};
-    return {static_cast<ir::Decision>(acc.decision[k]), acc.rule[k]};
+    return {static_cast<ir::Decision>(link.decision), link.rule};
 }
 
 std::string dump(const Automaton& a)
@@ -355,9 +411,11 @@ std::string dump(const Automaton& a)
     for (std::uint32_t s = BW_START_STATE; s < a.nstates; ++s) {
         out += fmt::format("  state {}{}", s, a.accepts[s].absorbing ? " (absorbing)" : "");
         for (std::size_t k = 0; k < ir::kAccessKinds; ++k) {
-            if (a.accepts[s].decision[k] != BW_DECISION_NONE)
-                out += fmt::format(" {}={}#{}", ir::name(static_cast<ir::Access>(k)),
-                                   a.accepts[s].decision[k] == BW_DECISION_ALLOW ? "allow" : "deny", a.accepts[s].rule[k]);
+            const auto d = a.accepts[s].decision[k];
+            if (d != BW_DECISION_NONE)
+                out += fmt::format(" {}={}{}", ir::name(static_cast<ir::Access>(k)),
+                                   d == BW_DECISION_CHAIN ? "chain@" : d == BW_DECISION_ALLOW ? "allow#" : "deny#",
+                                   a.accepts[s].rule[k]);
         }
         out += "\n";
         // Group the bytes by target state, for a readable table.
@@ -374,6 +432,12 @@ std::string dump(const Automaton& a)
         }
         for (const auto& [next, bytes] : by_target)
             out += fmt::format("    [{}] -> {}\n", bytes, next);
+    }
+    for (std::uint32_t i = 1; i < a.links.size(); ++i) {
+        const auto& l = a.links[i];
+        out += fmt::format("  link {}: if conditions {} then {} #{}{}\n", i, l.conditions,
+                           l.decision == BW_DECISION_NONE ? "default" : l.decision == BW_DECISION_ALLOW ? "allow" : "deny",
+                           l.rule, l.conditions == 0 ? " (end)" : "");
     }
     return out;
 }

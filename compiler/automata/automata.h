@@ -7,6 +7,12 @@
 // Each state records, per access kind, the rule that decides a path ending there (by the
 // precedence of ir::evaluate). A state whose every transition leads back to itself is
 // absorbing: whatever follows, the decision stays, and the walk stops there.
+//
+// Conditional rules (`when uid`, `owner`, `flags`) decide only at run time. Where one is
+// a candidate, the state's decision is BW_DECISION_CHAIN and its rule the first link of a
+// decision chain: the candidates in precedence order down to the first unconditional one
+// (or the default). The kernel takes the first link whose conditions hold. States without
+// conditional candidates keep their plain decision, so unconditional policies pay nothing.
 #pragma once
 
 #include "bumblewrap.h"
@@ -20,9 +26,17 @@
 namespace bw {
 
 struct StateAccept {
-    std::array<ir::RuleId, ir::kAccessKinds> rule{};       // 0: no rule, the default decides
+    std::array<ir::RuleId, ir::kAccessKinds> rule{};       // 0: no rule, the default decides; CHAIN: a link
     std::array<std::uint8_t, ir::kAccessKinds> decision{}; // enum bw_decision
     bool absorbing = false;
+};
+
+// One candidate of a decision chain (struct bw_link in the kernel).
+struct Link {
+    std::uint32_t conditions = 0;             // index into Automaton::conditions; 0: none
+    std::uint8_t decision = BW_DECISION_NONE; // NONE: the default decides
+    ir::RuleId rule = 0;
+    bool operator==(const Link&) const = default;
 };
 
 struct Automaton {
@@ -31,6 +45,10 @@ struct Automaton {
     std::uint32_t nstates = 2; // BW_DEAD_STATE and BW_START_STATE
     std::vector<std::uint32_t> trans;  // nstates * nclasses; next = trans[state * nclasses + class]
     std::vector<StateAccept> accepts;  // nstates
+    // Deduplicated; [0] is no condition at all, which ends every chain.
+    std::vector<ir::Conditions> conditions{ir::Conditions{}};
+    // The decision chains, each ending with an unconditional link; link 0 is in none.
+    std::vector<Link> links{Link{}};
 
     std::uint32_t next(std::uint32_t state, unsigned char byte) const
     {
@@ -57,8 +75,9 @@ inline constexpr ir::AccessMask kEnforcedAccesses =
 std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics& diags,
                                           const AutomatonLimits& limits = {});
 
-// The user-space twin of the kernel walk; tests compare it with ir::evaluate.
-ir::Verdict simulate(const Automaton& automaton, const ir::Policy& policy, ir::Access access, std::string_view path);
+// The user-space twin of the kernel walk and its decision chains; tests compare it with
+// ir::evaluate.
+ir::Verdict simulate(const Automaton& automaton, const ir::Policy& policy, const ir::PathQuery& query);
 
 std::string dump(const Automaton& automaton); // --emit=automata
 

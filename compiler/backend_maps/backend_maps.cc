@@ -5,6 +5,31 @@
 
 namespace bw {
 
+namespace {
+
+// A chain link with its conditions; a condition that is absent holds for every value.
+bw_link link(const Link& l, const ir::Conditions& c)
+{
+    bw_link out{};
+    out.rule = l.rule;
+    out.decision = l.decision;
+    out.last = l.conditions == 0;
+    out.owner = c.owner;
+    out.open_flags = c.open_flags;
+    out.uid_hi = out.gid_hi = UINT32_MAX;
+    if (c.uid) {
+        out.uid_lo = c.uid->lo;
+        out.uid_hi = c.uid->hi;
+    }
+    if (c.gid) {
+        out.gid_lo = c.gid->lo;
+        out.gid_hi = c.gid->hi;
+    }
+    return out;
+}
+
+} // namespace
+
 MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
 {
     MapTables t;
@@ -24,6 +49,9 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
         std::copy(a.decision.begin(), a.decision.end(), out.decision);
         t.accepts.push_back(out);
     }
+    t.links.reserve(automaton.links.size());
+    for (const auto& l : automaton.links)
+        t.links.push_back(link(l, automaton.conditions[l.conditions]));
     t.net = run_net(policy);
     return t;
 }
@@ -59,11 +87,12 @@ std::string dump(const MapTables& t)
 {
     return fmt::format("map bw_sandboxes: 1 entry (nclasses={}, nstates={}, default={} rule #{}, invariants={})\n"
                        "map bw_trans:     {} entries of 4 bytes\n"
-                       "map bw_accepts:   {} entries of {} bytes\n",
+                       "map bw_accepts:   {} entries of {} bytes\n"
+                       "map bw_links:     {} entries of {} bytes\n",
                        t.sandbox.nclasses, t.sandbox.nstates,
                        t.sandbox.default_decision == BW_DECISION_ALLOW ? "allow" : "deny",
                        t.sandbox.default_rule, ir::invariant_names(t.sandbox.invariants), t.trans.size(),
-                       t.accepts.size(), sizeof(bw_accept)) +
+                       t.accepts.size(), sizeof(bw_accept), t.links.size(), sizeof(bw_link)) +
            dump(t.net);
 }
 

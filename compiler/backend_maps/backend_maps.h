@@ -23,6 +23,7 @@ struct MapTables {
     bw_sandbox sandbox{};
     std::vector<std::uint32_t> trans;
     std::vector<bw_accept> accepts;
+    std::vector<bw_link> links; // decision chains, conditions inlined; [0] is in none
     NetTables net;
 };
 

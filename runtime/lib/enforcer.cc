@@ -30,6 +30,7 @@ constexpr const char* kTrans = "bw_trans";
 constexpr const char* kAccepts = "bw_accepts"; // the map backend only
 constexpr const char* kNet = "bw_net";             // the map backend only
 constexpr const char* kNetRules = "bw_net_rules";  // the map backend only
+constexpr const char* kLinks = "bw_links";
 
 void make_private_dir(const std::string& path)
 {
@@ -187,8 +188,10 @@ void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
         fill_program_array(obj, dir, kTrans, sizeof(std::uint32_t), tables.trans.size(), tables.trans.data());
         if (has_accepts)
             fill_program_array(obj, dir, kAccepts, sizeof(bw_accept), tables.accepts.size(), tables.accepts.data());
+        fill_program_array(obj, dir, kLinks, sizeof(bw_link), tables.links.size(), tables.links.data());
     }
     pin_map(obj, dir, kTrans);
+    pin_map(obj, dir, kLinks);
     pin_map(obj, dir, kEvents);
     if (has_accepts)
         pin_map(obj, dir, kAccepts);
@@ -296,8 +299,9 @@ Enforcer Enforcer::open(const artifact::Artifact& artifact)
         load_and_pin(artifact, dir);
     // The specialised program's transitions are its own; the map backend's are per sandbox.
     if (artifact.policy.backend == artifact::Backend::C)
-        return Enforcer(dir, pinned(dir, kSandboxes), -1, -1, pinned(dir, kEvents));
-    return Enforcer(dir, pinned(dir, kSandboxes), pinned(dir, kTrans), pinned(dir, kAccepts), pinned(dir, kEvents));
+        return Enforcer(dir, pinned(dir, kSandboxes), {}, pinned(dir, kEvents));
+    return Enforcer(dir, pinned(dir, kSandboxes), {pinned(dir, kTrans), pinned(dir, kAccepts), pinned(dir, kLinks)},
+                    pinned(dir, kEvents));
 }
 
 Enforcer Enforcer::reopen(const std::string& pin_dir)
@@ -315,24 +319,25 @@ Enforcer Enforcer::reopen(const std::string& pin_dir)
         return fd;
     };
     const int sandboxes = pinned(pin_dir, kSandboxes);
-    return Enforcer(pin_dir, sandboxes, per_sandbox(kTrans), per_sandbox(kAccepts), pinned(pin_dir, kEvents));
+    return Enforcer(pin_dir, sandboxes, {per_sandbox(kTrans), per_sandbox(kAccepts), per_sandbox(kLinks)},
+                    pinned(pin_dir, kEvents));
 }
 
-Enforcer::Enforcer(std::string pin_dir, int sandboxes, int trans, int accepts, int events)
-    : pin_dir_(std::move(pin_dir)), sandboxes_(sandboxes), trans_(trans), accepts_(accepts), events_(events)
+Enforcer::Enforcer(std::string pin_dir, int sandboxes, SandboxTables tables, int events)
+    : pin_dir_(std::move(pin_dir)), sandboxes_(sandboxes), tables_(tables), events_(events)
 {
 }
 
 Enforcer::Enforcer(Enforcer&& o) noexcept
-    : pin_dir_(std::move(o.pin_dir_)), sandboxes_(o.sandboxes_), trans_(o.trans_), accepts_(o.accepts_),
-      events_(o.events_)
+    : pin_dir_(std::move(o.pin_dir_)), sandboxes_(o.sandboxes_), tables_(o.tables_), events_(o.events_)
 {
-    o.sandboxes_ = o.trans_ = o.accepts_ = o.events_ = -1;
+    o.sandboxes_ = o.events_ = -1;
+    o.tables_ = {};
 }
 
 Enforcer::~Enforcer()
 {
-    for (const int fd : {sandboxes_, trans_, accepts_, events_}) {
+    for (const int fd : {sandboxes_, tables_.trans, tables_.accepts, tables_.links, events_}) {
         if (fd >= 0)
             close(fd);
     }
@@ -340,21 +345,28 @@ Enforcer::~Enforcer()
 
 int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
 {
-    const bool per_sandbox_tables = trans_ >= 0;
-    const int trans = per_sandbox_tables ? create_inner_array(kTrans, sizeof(std::uint32_t),
-                                                              static_cast<std::uint32_t>(t.trans.size()), t.trans.data())
-                                         : -1;
-    const int accepts = per_sandbox_tables
-                            ? create_inner_array(kAccepts, sizeof(bw_accept),
-                                                 static_cast<std::uint32_t>(t.accepts.size()), t.accepts.data())
-                            : -1;
+    const bool per_sandbox_tables = tables_.trans >= 0;
+    SandboxTables inner;
     // The outer maps hold the inner ones; our handles go either way.
     auto close_tables = [&] {
-        for (const int fd : {trans, accepts}) {
+        for (const int fd : {inner.trans, inner.accepts, inner.links}) {
             if (fd >= 0)
                 close(fd);
         }
     };
+    try {
+        if (per_sandbox_tables) {
+            inner.trans = create_inner_array(kTrans, sizeof(std::uint32_t), static_cast<std::uint32_t>(t.trans.size()),
+                                             t.trans.data());
+            inner.accepts = create_inner_array(kAccepts, sizeof(bw_accept),
+                                               static_cast<std::uint32_t>(t.accepts.size()), t.accepts.data());
+            inner.links = create_inner_array(kLinks, sizeof(bw_link), static_cast<std::uint32_t>(t.links.size()),
+                                             t.links.data());
+        }
+    } catch (...) {
+        close_tables();
+        throw;
+    }
     const int events = bpf_map_create(BPF_MAP_TYPE_RINGBUF, kEvents, 0, 0, BW_EVENTS_BYTES, nullptr);
     if (events < 0) {
         const int err = errno;
@@ -363,8 +375,9 @@ int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
     }
     try {
         if (per_sandbox_tables) {
-            put_inner(trans_, cgroup_id, trans, "transition");
-            put_inner(accepts_, cgroup_id, accepts, "decision");
+            put_inner(tables_.trans, cgroup_id, inner.trans, "transition");
+            put_inner(tables_.accepts, cgroup_id, inner.accepts, "decision");
+            put_inner(tables_.links, cgroup_id, inner.links, "decision chain");
             install_net(pin_dir_, cgroup_id, t.net);
         }
         put_inner(events_, cgroup_id, events, "event");
@@ -383,11 +396,11 @@ int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
 void Enforcer::uninstall(std::uint64_t cgroup_id)
 {
     // Sandbox entry first: from then on the program ignores the cgroup.
-    for (const int map : {sandboxes_, trans_, accepts_, events_}) {
+    for (const int map : {sandboxes_, tables_.trans, tables_.accepts, tables_.links, events_}) {
         if (map >= 0)
             bpf_map_delete_elem(map, &cgroup_id);
     }
-    if (trans_ >= 0)
+    if (tables_.trans >= 0)
         uninstall_net(pin_dir_, cgroup_id);
 }
 

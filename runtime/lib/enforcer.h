@@ -53,12 +53,18 @@ public:
     const std::string& pin_dir() const { return pin_dir_; }
 
 private:
-    Enforcer(std::string pin_dir, int sandboxes, int trans, int accepts, int events);
+    // The map backend's outer maps of per-sandbox tables; -1 for a specialised program.
+    struct SandboxTables {
+        int trans = -1;
+        int accepts = -1;
+        int links = -1;
+    };
+
+    Enforcer(std::string pin_dir, int sandboxes, SandboxTables tables, int events);
 
     std::string pin_dir_;
     int sandboxes_ = -1;
-    int trans_ = -1;
-    int accepts_ = -1;
+    SandboxTables tables_;
     int events_ = -1;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <fcntl.h>
 #include <set>
 #include <tuple>
 #include <stdexcept>
@@ -147,5 +148,36 @@ ir::Policy random_policy(std::mt19937& rng)
     return p;
 }
 
+// Random uid, gid, owner and open-flag conditions on some of the rules, over few values so
+// that they overlap the queries' and each other's.
+void add_random_conditions(std::mt19937& rng, ir::Policy& policy)
+{
+    for (auto& r : policy.rules) {
+        if (r.invariant || rng() % 2)
+            continue;
+        auto& c = r.conditions;
+        if (rng() % 2) {
+            const auto lo = static_cast<std::uint32_t>(rng() % 3) * 1000;
+            c.uid = ir::IdRange{lo, lo + static_cast<std::uint32_t>(rng() % 2) * 1000};
+        }
+        if (rng() % 3 == 0)
+            c.gid = ir::IdRange{100, 100};
+        c.owner = rng() % 3 == 0;
+        if (rng() % 3 == 0)
+            c.open_flags = rng() % 2 ? O_TRUNC : O_TRUNC | O_APPEND;
+    }
+}
+
+ir::PathQuery random_query(std::mt19937& rng)
+{
+    ir::PathQuery q;
+    q.access = static_cast<ir::Access>(rng() % 4); // read, write, append, exec
+    q.path = random_path(rng, 5);
+    q.uid = static_cast<std::uint32_t>(rng() % 4) * 1000 + static_cast<std::uint32_t>(rng() % 2);
+    q.gid = rng() % 2 ? 100 : 0;
+    q.owner = rng() % 2;
+    q.flags = static_cast<std::uint32_t>(rng() % 2 ? O_TRUNC : 0) | static_cast<std::uint32_t>(rng() % 2 ? O_APPEND : 0);
+    return q;
+}
 
 } // namespace bw::test

@@ -29,7 +29,7 @@ TEST_CASE("automata agree with the reference evaluator on random glob policies a
                 query.access = access;
                 query.path = path;
                 const auto expected = ir::evaluate(policy, query);
-                const auto actual = simulate(*automaton, policy, access, path);
+                const auto actual = simulate(*automaton, policy, query);
                 INFO("round " << round << " path " << path << " access " << ir::name(access) << "\n"
                               << ir::dump(policy));
                 REQUIRE(actual.decision == expected.decision);
@@ -44,6 +44,96 @@ TEST_CASE("automata agree with the reference evaluator on random glob policies a
     CHECK(overridden > 100);
 }
 
+namespace {
+
+// Reverses every decision chain: its unconditional end then decides first.
+void break_chain_order(Automaton& a)
+{
+    for (std::size_t begin = 1, i = 1; i < a.links.size(); ++i) {
+        if (a.links[i].conditions == 0) {
+            std::reverse(a.links.begin() + static_cast<std::ptrdiff_t>(begin),
+                         a.links.begin() + static_cast<std::ptrdiff_t>(i + 1));
+            begin = i + 1;
+        }
+    }
+}
+
+struct Agreement {
+    int queries = 0;
+    int disagreements = 0;
+    int with_chains = 0; // queries against a policy with decision chains
+};
+
+Agreement compare_conditional(std::uint32_t seed, bool broken)
+{
+    std::mt19937 rng(seed);
+    Agreement out;
+    for (int round = 0; round < 500; ++round) {
+        auto policy = test::random_policy(rng);
+        test::add_random_conditions(rng, policy);
+        SourceManager sources;
+        Diagnostics diags(sources);
+        auto automaton = run_compile_paths(policy, diags);
+        REQUIRE(automaton);
+        const auto links = automaton->links.size();
+        if (broken)
+            break_chain_order(*automaton);
+        for (int q = 0; q < 40; ++q) {
+            const auto query = test::random_query(rng);
+            const auto expected = ir::evaluate(policy, query);
+            const auto actual = simulate(*automaton, policy, query);
+            out.disagreements += !(actual == expected);
+            out.with_chains += links > 1;
+            ++out.queries;
+            if (!broken) {
+                INFO("round " << round << " path " << query.path << " access " << ir::name(query.access) << " uid "
+                              << query.uid << " gid " << query.gid << " owner " << query.owner << " flags "
+                              << query.flags << "\n"
+                              << ir::dump(policy) << dump(*automaton));
+                REQUIRE(actual == expected);
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("decision chains agree with the reference evaluator on random conditional rules and queries")
+{
+    const auto a = compare_conditional(20261203, false);
+    CHECK(a.queries == 20000);
+    CHECK(a.disagreements == 0);
+    // Most queries met a policy with chains, so the chains were exercised.
+    CHECK(a.with_chains > 10000);
+}
+
+TEST_CASE("the chain test notices chains whose order is broken")
+{
+    const auto a = compare_conditional(20261203, true);
+    CHECK(a.disagreements > 100);
+}
+
+TEST_CASE("a state with only unconditional candidates keeps its plain decision")
+{
+    auto r = test::compile_text("policy \"p\" {\n default deny\n allow read /a/**\n"
+                                " when uid 1000-1999 { allow write /a/** }\n}\n");
+    REQUIRE(r.compiled);
+    const auto& a = r.compiled->automaton;
+    const auto& policy = r.compiled->policy;
+    ir::PathQuery q;
+    q.access = ir::Access::Write;
+    q.path = "/a/x";
+    q.uid = 1500;
+    CHECK(simulate(a, policy, q).decision == ir::Decision::Allow);
+    q.uid = 0;
+    CHECK(simulate(a, policy, q) == ir::Verdict{ir::Decision::Deny, ir::kDefaultRuleId});
+    q.access = ir::Access::Read;
+    CHECK(simulate(a, policy, q).decision == ir::Decision::Allow);
+    // One chain: the conditional write rule, then the default.
+    CHECK(a.links.size() == 3);
+}
+
 TEST_CASE("bytes outside every pattern lead to the dead state; `**` makes a state absorbing")
 {
     auto r = test::compile_text("policy \"p\" {\n default deny\n allow read /ab/**\n}\n");
@@ -55,8 +145,11 @@ TEST_CASE("bytes outside every pattern lead to the dead state; `**` makes a stat
     s = a.next(s, 'b');
     s = a.next(s, '/');
     CHECK(a.accepts[s].absorbing);
-    CHECK(simulate(a, r.compiled->policy, ir::Access::Read, "/ab/zzz").decision == ir::Decision::Allow);
-    CHECK(simulate(a, r.compiled->policy, ir::Access::Read, "/abz").decision == ir::Decision::Deny);
+    ir::PathQuery q;
+    q.path = "/ab/zzz";
+    CHECK(simulate(a, r.compiled->policy, q).decision == ir::Decision::Allow);
+    q.path = "/abz";
+    CHECK(simulate(a, r.compiled->policy, q).decision == ir::Decision::Deny);
 }
 
 TEST_CASE("rules the kernel side cannot enforce yet are refused, not dropped")
