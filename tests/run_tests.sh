@@ -353,29 +353,6 @@ for kernel in 6.1 6.12; do
     done
 done
 
-# Conditional rules (tests/e2e/run_conditions.sh): uid, gid, owner and open flags.
-run_conditions() { # KERNEL BACKEND
-    local k=$1 backend=$2 t rc
-    local out=$log/conditions-$k-$backend.log
-    t=$(now)
-    scripts/bwvm --kernel "$k" --timeout 900 -- bash tests/e2e/run_conditions.sh "$bin" "$backend" >"$out" 2>&1
-    rc=$?
-    echo "conditions on $k, backend $backend: $(elapsed "$t")s wall, status $rc"
-    while read -r line; do
-        case "$line" in
-            "ok "*) pass "[conditions $k $backend] ${line#ok }" ;;
-            "not ok "*) fail "[conditions $k $backend] ${line#not ok }" ;;
-        esac
-    done <"$out"
-    grep -qx "conditions-done" "$out" ||
-        fail "[conditions $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
-}
-for kernel in 6.1 6.12; do
-    for backend in maps c; do
-        run_conditions "$kernel" "$backend"
-    done
-done
-
 # Both backends against the reference evaluator in the real kernel: random policies over a
 # file tree, each query's verdict and the rule bwrun names compared with `bwc query`.
 oracle=$log/oracle

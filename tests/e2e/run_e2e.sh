@@ -40,7 +40,8 @@ setup() {
     cp /usr/bin/true "$W/denied/bin/true"
     cp "$here/deep_path.py" "$W/shared/deep_path.py"
     setup_paths || return 1
-    for p in base only-a only-b paths; do
+    setup_conditions || return 1
+    for p in base only-a only-b paths conditions; do
         bwc "$here/policies/$p.bwp" --backend="$backend" -o "$W/$p.o" || return 1
     done
     # A policy that denies nothing: the specialised program then has no hook at all.
@@ -730,6 +731,85 @@ test_exec_mapping_denied() {
     expect_status 13 && expect_denied exec /dev/shm/bw-e2e/noexec/true
 }
 
+# --- conditional rules: uid, gid, owner and open flags (policies/conditions.bwp) --------
+C=$W/conditions
+
+setup_conditions() {
+    mkdir -p "$C/team" "$C/group" "$C/owned" "$C/trunc" || return 1
+    # The unprivileged uids of these tests must reach the files.
+    chmod 755 "$W" "$C" "$C/team" "$C/group" "$C/owned" "$C/trunc"
+    echo "team content" >"$C/team/file"
+    echo "group content" >"$C/group/file"
+    echo "mine" >"$C/owned/mine"
+    echo "roots" >"$C/owned/roots"
+    chown 1000:1000 "$C/owned/mine"
+    echo "keep this" >"$C/trunc/file"
+    chmod 644 "$C/team/file" "$C/group/file"
+    chmod 666 "$C/owned/mine" "$C/owned/roots" "$C/trunc/file"
+}
+
+# sandbox_as UID GID POLICY CMD...: sandbox, with the program running as UID:GID.
+sandbox_as() {
+    local uid=$1 gid=$2 policy=$3
+    shift 3
+    bwrun --uid "$uid" --gid "$gid" "$W/$policy.o" -- "$@" >"$out/stdout" 2>"$out/stderr"
+    echo $? >"$out/status"
+}
+
+# expect_denied_by KIND PATH RULE: bwrun reported the denial and the rule that made it.
+expect_denied_by() {
+    grep -qF "denied $1 $2 by \`$3\`" "$out/stderr" ||
+        fail "no denial of $1 $2 by \`$3\`; stderr: $(head -c 600 "$out/stderr")"
+}
+
+test_condition_uid_range_allows_inside() {
+    sandbox_as 1000 1000 conditions cat "$C/team/file"
+    expect_status 0 && [ "$(cat "$out/stdout")" = "team content" ] || fail "read printed $(cat "$out/stdout")"
+    sandbox_as 1999 1000 conditions cat "$C/team/file"
+    expect_status 0
+}
+
+test_condition_uid_range_denies_outside() {
+    sandbox_as 2000 1000 conditions cat "$C/team/file"
+    expect_status 1 && expect_denied_by read "$C/team/file" "default deny" || return
+    # bwrun run by root without --uid: the program runs as root, outside the range.
+    sandbox conditions cat "$C/team/file"
+    expect_status 1 && expect_denied_by read "$C/team/file" "default deny"
+}
+
+test_condition_gid() {
+    sandbox_as 1000 100 conditions cat "$C/group/file"
+    expect_status 0 && [ "$(cat "$out/stdout")" = "group content" ] || fail "read printed $(cat "$out/stdout")"
+    sandbox_as 1000 1000 conditions cat "$C/group/file"
+    expect_status 1 && expect_denied_by read "$C/group/file" "default deny"
+}
+
+test_condition_owner_writes_own_file() {
+    sandbox_as 1000 1000 conditions sh -c "echo changed >$C/owned/mine"
+    expect_status 0 && [ "$(cat "$C/owned/mine")" = changed ] || fail "own file not written: $(cat "$C/owned/mine")"
+}
+
+test_condition_owner_denies_others_file() {
+    sandbox_as 1000 1000 conditions sh -c "echo changed >$C/owned/roots"
+    expect_status 2 || return
+    [ "$(cat "$C/owned/roots")" = roots ] || fail "root's file changed"
+    expect_denied_by write "$C/owned/roots" "default deny"
+}
+
+test_condition_flags_deny_truncating_open() {
+    sandbox conditions sh -c "echo gone >$C/trunc/file"
+    expect_status 2 || return
+    [ "$(cat "$C/trunc/file")" = "keep this" ] || fail "file truncated: $(cat "$C/trunc/file")"
+    expect_denied_by write "$C/trunc/file" "deny write /tmp/bw-e2e/conditions/trunc/ flags O_TRUNC"
+}
+
+test_condition_flags_allow_plain_write() {
+    sandbox conditions dd if=/dev/null of="$C/trunc/file" conv=notrunc status=none
+    expect_status 0 && [ "$(cat "$C/trunc/file")" = "keep this" ] || fail "plain write: $(cat "$C/trunc/file")"
+    sandbox conditions sh -c "printf K | dd of=$C/trunc/file conv=notrunc status=none"
+    expect_status 0 && [ "$(cat "$C/trunc/file")" = "Keep this" ] || fail "file reads $(cat "$C/trunc/file")"
+}
+
 echo "kernel $(uname -r), LSMs $(cat /sys/kernel/security/lsm), backend $backend"
 if ! setup; then
     echo "not ok setup: policies did not compile"
@@ -754,7 +834,9 @@ for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed writ
     unlink_rmdir_allowed unlink_rmdir_denied rename_allowed rename_out_of_denied_dir rename_into_denied_dir \
     hard_link_allowed hard_link_of_denied_file chmod_chown_truncate_allowed chmod_chown_truncate_denied \
     stat_allowed stat_denied ld_so_runs_allowed_binary ld_so_runs_denied_binary exec_mapping_allowed \
-    exec_mapping_denied nothing_left_behind}; do
+    exec_mapping_denied condition_uid_range_allows_inside condition_uid_range_denies_outside condition_gid \
+    condition_owner_writes_own_file condition_owner_denies_others_file condition_flags_deny_truncating_open \
+    condition_flags_allow_plain_write nothing_left_behind}; do
     run "$t"
 done
 # bwrun's own failures exit 125; the program's status (denied or not) is beside the point.
