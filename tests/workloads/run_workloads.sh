@@ -49,6 +49,8 @@ setup() {
         "$bin/bwc" -D CWD="$W/$name" -D HOME="$home" --backend="$backend" "$here/policies/$name-workload.bwp" \
             -o "$W/$name.o" 2>"$out/bwc-$name.err" || { echo "bwc $name: $(cat "$out/bwc-$name.err")"; return 1; }
     done
+    "$bin/bwc" -D CWD="$W/shell" --backend="$backend" "$here/policies/nscd-probe-workload.bwp" \
+        -o "$W/nscd-probe.o" 2>"$out/bwc-nscd-probe.err" || { echo "bwc nscd-probe: $(cat "$out/bwc-nscd-probe.err")"; return 1; }
 }
 
 # sandbox NAME RUN ARGS...: ARGS in workload NAME's sandbox, in its folder; stdout,
@@ -111,6 +113,18 @@ mode 600"
     expect_confined shell "cp work.sh $outside/shell" "cat $secret"
 }
 
+test_shell_nscd_probe_reported() {
+    # The one denial the shell workload's policy removes with its unix grant: tar still
+    # works (glibc falls back to /etc/passwd), and the audit file names the socket.
+    rm -f "$out/nscd.audit"
+    "$bin/bwrun" --audit "$out/nscd.audit" --cwd "$W/shell" "$W/nscd-probe.o" -- tar -cf tmp/probe.tar work.sh \
+        >"$out/nscd.stdout" 2>"$out/nscd.stderr"
+    local rc=$?
+    [ "$rc" = 0 ] || fail "tar: status $rc: $(head -c 600 "$out/nscd.stderr")"
+    grep -F '"comm":"tar","access":"net","net":"create socket unix type 1 protocol 0"' "$out/nscd.audit" |
+        grep -qF '"rule":"default deny"' || fail "no socket denial in the audit file: $(head -c 1500 "$out/nscd.audit")"
+}
+
 test_python_stdlib() {
     sandbox python python /usr/bin/python3 work.py
     expect_clean python "sum 6 sorted 1,2,3 child 42"
@@ -138,7 +152,7 @@ if ! setup; then
     echo "workloads-done"
     exit 1
 fi
-for t in ${BW_WORKLOADS_ONLY:-shell_coreutils python_stdlib gcc_make git}; do
+for t in ${BW_WORKLOADS_ONLY:-shell_coreutils shell_nscd_probe_reported python_stdlib gcc_make git}; do
     run "$t"
 done
 echo "workloads-done"
