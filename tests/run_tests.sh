@@ -342,14 +342,16 @@ run_suite() {
     grep -qx "$name-done" "$out" || fail "[$name $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
 }
 # The end-to-end suite (with the verifier pass over the tree's policies), the network rules,
-# escape attempts against the sandbox invariants (tests/security), and syscall rules (the
-# seccomp filter bwrun installs).
+# escape attempts against the sandbox invariants (tests/security), syscall rules (the
+# seccomp filter bwrun installs), and real workloads under the stdlib policies with no
+# denial (tests/workloads).
 for kernel in 6.1 6.12; do
     for backend in maps c; do
         run_suite e2e tests/e2e/run_e2e.sh "$kernel" "$backend" "$verify/$backend"
         run_suite net tests/e2e/run_net.sh "$kernel" "$backend"
         run_suite security tests/security/run_security.sh "$kernel" "$backend"
         run_suite syscalls tests/e2e/run_syscalls.sh "$kernel" "$backend"
+        run_suite workloads tests/workloads/run_workloads.sh "$kernel" "$backend"
     done
 done
 

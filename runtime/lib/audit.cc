@@ -1,4 +1,5 @@
 #include "audit.h"
+#include "denials.h"
 
 #include <cstring>
 #include <ctime>
@@ -91,8 +92,9 @@ std::string printable(std::string_view s)
 std::string audit_json(const bw_event& e, const AuditContext& c, std::int64_t unix_ns)
 {
     const auto& policy = *c.policy;
-    const std::string access =
-        e.access < ir::kAccessKinds ? std::string(ir::name(static_cast<ir::Access>(e.access))) : "access";
+    const std::string access = e.access < ir::kAccessKinds ? std::string(ir::name(static_cast<ir::Access>(e.access)))
+                               : e.access == BW_NET_EVENT ? "net"
+                                                          : "access";
     const std::string_view comm(e.comm, strnlen(e.comm, sizeof e.comm));
     const std::string hash = policy.sources.empty() ? "" : policy.sources.front().sha256;
 
@@ -100,7 +102,10 @@ std::string audit_json(const bw_event& e, const AuditContext& c, std::int64_t un
                                   R"("comm":{},"access":{},)",
                                   quote(timestamp(unix_ns)), quote(c.sandbox), quote(printable(policy.ir.name)),
                                   quote(hash), e.pid, e.tgid, quote(printable(comm)), quote(access));
-    if (e.path_error != 0) {
+    // A socket denial's path buffer holds a binary struct bw_net_object, not a path.
+    if (e.access == BW_NET_EVENT) {
+        out += fmt::format(R"("net":{},)", quote(describe_net_object(e)));
+    } else if (e.path_error != 0) {
         out += fmt::format(R"("path_error":{},)", quote(std::strerror(-e.path_error)));
     } else {
         const std::string_view path(e.path, std::min<std::size_t>(e.path_len, sizeof e.path));

@@ -79,8 +79,8 @@ std::string rule_name(std::uint32_t id, const artifact::PolicyData& policy)
     return fmt::format("`{}` ({}:{})", r->text, r->file, r->line);
 }
 
-// What a socket denial was about (a struct bw_net_object in the path buffer, see
-// bumblewrap.h): "create socket netlink type 3 protocol 0", "connect tcp 10.0.0.1:443".
+} // namespace
+
 std::string describe_net_object(const bw_event& e)
 {
     if (e.path_len != sizeof(bw_net_object))
@@ -97,6 +97,8 @@ std::string describe_net_object(const bw_event& e)
     const std::string protocol = tcp ? "tcp" : udp ? "udp" : fmt::format("type {} protocol {}", o.type, o.protocol);
     return fmt::format("{} {} {}", op, protocol, endpoint_text(o.family, o.addr, o.port));
 }
+
+namespace {
 
 // "denied connect tcp 10.0.0.1:443 by `net deny all` (file:line) [pid N comm]"
 std::string describe_net_denial(const bw_event& e, const artifact::PolicyData& policy)

@@ -10,4 +10,8 @@ namespace bw::rt {
 
 std::string describe_denial(const bw_event& event, const artifact::PolicyData& policy);
 
+// What a socket denial (access BW_NET_EVENT, a struct bw_net_object in the path buffer)
+// was about: "create socket netlink type 3 protocol 0", "connect tcp 10.0.0.1:443".
+std::string describe_net_object(const bw_event& event);
+
 } // namespace bw::rt
