@@ -64,6 +64,17 @@ std::string harness(const std::vector<CProgram>& programs)
     return c;
 }
 
+// Compiles dir's harness.c with the host compiler and runs it over dir's queries.txt.
+std::ifstream run_harness(const test::TempDir& dir)
+{
+    const auto d = dir.path().string();
+    const auto command = fmt::format("{} -O1 -w -I{}/bpf-templates -o {}/harness {}/harness.c && {}/harness <{}/queries.txt "
+                                     ">{}/answers.txt",
+                                     BW_HOST_CC, BW_SOURCE_DIR, d, d, d, d, d);
+    REQUIRE(std::system(command.c_str()) == 0);
+    return std::ifstream(dir.path() / "answers.txt");
+}
+
 // The kernel's bw_chain_decide over the tables' links.
 ir::Verdict follow_chain(const MapTables& t, std::uint32_t first, const ir::PathQuery& q)
 {
@@ -109,13 +120,7 @@ TEST_CASE("the specialised backend's decision chains decide as the reference eva
     test::TempDir dir;
     dir.write("harness.c", harness(programs));
     dir.write("queries.txt", input);
-    const auto d = dir.path().string();
-    const auto command = fmt::format("{} -O1 -w -I{}/bpf-templates -o {}/harness {}/harness.c && {}/harness <{}/queries.txt "
-                                     ">{}/answers.txt",
-                                     BW_HOST_CC, BW_SOURCE_DIR, d, d, d, d, d);
-    REQUIRE(std::system(command.c_str()) == 0);
-
-    std::ifstream answers(dir.path() / "answers.txt");
+    std::ifstream answers = run_harness(dir);
     std::size_t chained = 0;
     for (const auto& [p, query] : queries) {
         const auto expected = ir::evaluate(policies[p], query);
@@ -177,13 +182,7 @@ TEST_CASE("the specialised backend decides as the reference evaluator on random 
             input += fmt::format("{} {} {}\n", q.policy, q.state, static_cast<unsigned>(q.access));
     }
     dir.write("queries.txt", input);
-    const auto d = dir.path().string();
-    const auto command = fmt::format("{} -O1 -w -I{}/bpf-templates -o {}/harness {}/harness.c && {}/harness <{}/queries.txt "
-                                     ">{}/answers.txt",
-                                     BW_HOST_CC, BW_SOURCE_DIR, d, d, d, d, d);
-    REQUIRE(std::system(command.c_str()) == 0);
-
-    std::ifstream answers(dir.path() / "answers.txt");
+    std::ifstream answers = run_harness(dir);
     std::size_t checked = 0, denied = 0, without_hooks = 0;
     for (const auto& q : queries) {
         ir::PathQuery query;
