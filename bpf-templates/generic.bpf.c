@@ -84,6 +84,7 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 #include "hooks/rename.bpf.h"
 #include "hooks/link.bpf.h"
 #include "hooks/attr.bpf.h"
+#include "hooks/xattr.bpf.h"
 #include "hooks/truncate.bpf.h"
 #include "hooks/metadata.bpf.h"
 #include "hooks/exec.bpf.h"
