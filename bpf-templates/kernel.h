@@ -201,6 +201,8 @@ struct vm_area_struct {
 #define EFAULT 14
 #define ELOOP 40
 #define E2BIG 7
+/* include/linux/err.h: the largest errno */
+#define MAX_ERRNO 4095
 
 /* include/linux/fs.h */
 #define FMODE_READ 0x1

@@ -212,8 +212,9 @@ int bw_inode_setattr(__u64 *ctx)
 	unsigned int valid;
 	struct bw_hook h;
 
+	/* An earlier program's denial; from 6.12 the verifier wants it to be an errno. */
 	if (!bpf_get_func_ret(ctx, &ret) && (int)ret)
-		return (int)ret;
+		return (int)ret < 0 && (int)ret >= -MAX_ERRNO ? (int)ret : -EACCES;
 	if (!bw_hook_enter(&h))
 		return 0;
 	if (bpf_get_func_arg(ctx, first, &dentry) || bpf_get_func_arg(ctx, first + 1, &attr) ||

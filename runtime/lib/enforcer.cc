@@ -133,7 +133,7 @@ void fill_program_array(bpf_object* obj, const std::string& dir, const char* nam
 // only when the kernel's BTF has the hook (bpf_lsm_HOOK), so that 6.1 can load the rest.
 void enable_optional_hooks(bpf_object* obj, const std::string& dir)
 {
-    constexpr std::string_view kOptional = "?lsm/";
+    constexpr std::string_view kLsm = "lsm/"; // libbpf drops the "?" and clears autoload
     btf* vmlinux = btf__load_vmlinux_btf();
     if (vmlinux == nullptr)
         fail_load(obj, dir, "cannot read the kernel's BTF (/sys/kernel/btf/vmlinux) to find its LSM hooks", errno);
@@ -141,9 +141,9 @@ void enable_optional_hooks(bpf_object* obj, const std::string& dir)
     bpf_object__for_each_program(prog, obj)
     {
         const std::string_view section = bpf_program__section_name(prog);
-        if (!section.starts_with(kOptional))
+        if (bpf_program__autoload(prog) || !section.starts_with(kLsm))
             continue;
-        const std::string func = "bpf_lsm_" + std::string(section.substr(kOptional.size()));
+        const std::string func = "bpf_lsm_" + std::string(section.substr(kLsm.size()));
         if (btf__find_by_name_kind(vmlinux, func.c_str(), BTF_KIND_FUNC) >= 0)
             bpf_program__set_autoload(prog, true);
     }
