@@ -29,6 +29,8 @@ struct bw_hook {
 #define BW_KIND(kind) (1u << (kind))
 /* With the kinds of bw_check: a file that no path names is denied rather than passed. */
 #define BW_PATHLESS_DENIED (1u << 31)
+/* With the kinds of bw_check: a dentry outside the mount's tree returns -EXDEV unreported. */
+#define BW_OTHER_TREE_SILENT (1u << 30)
 
 /* Non-zero when the current task runs in a sandbox; the hook has nothing to do otherwise. */
 static __always_inline int bw_hook_enter(struct bw_hook *h)
@@ -159,6 +161,8 @@ static int bw_check_open(const struct bw_hook *h, const struct vfsmount *mnt, st
 	 */
 	if (start == -ENODEV && !(kinds & BW_PATHLESS_DENIED))
 		return 0;
+	if (start == -EXDEV && (kinds & BW_OTHER_TREE_SILENT))
+		return -EXDEV;
 	if (start < 0) {
 		bw_report(h->cgid, 0, start, bw_first_kind(kinds), h->sandbox->default_rule);
 		return -EACCES;

@@ -104,6 +104,7 @@ static const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
 #include "hooks/rename.bpf.h"
 #include "hooks/link.bpf.h"
 #include "hooks/attr.bpf.h"
+#include "hooks/xattr.bpf.h"
 #include "hooks/truncate.bpf.h"
 #include "hooks/metadata.bpf.h"
 #include "hooks/exec.bpf.h"

@@ -63,9 +63,15 @@ struct task_struct {
 	const struct cred *real_cred;
 };
 
+struct list_head {
+	struct list_head *next;
+	struct list_head *prev;
+};
+
 /* inodes and file systems, for the device and file-system invariants */
 struct super_block {
 	unsigned long s_magic;
+	struct list_head s_mounts; /* its mounts, linked by mount.mnt_instance */
 };
 
 struct inode {
@@ -142,6 +148,7 @@ struct dentry {
 	struct dentry *d_parent;
 	struct qstr d_name;
 	struct inode *d_inode;
+	struct super_block *d_sb;
 };
 
 struct vfsmount {
@@ -149,6 +156,7 @@ struct vfsmount {
 };
 
 struct mnt_namespace;
+struct cred;
 
 /* fs/mount.h: the mount tree node around each vfsmount */
 struct mount {
@@ -156,6 +164,7 @@ struct mount {
 	struct dentry *mnt_mountpoint;
 	struct vfsmount mnt;
 	struct mnt_namespace *mnt_ns;
+	struct list_head mnt_instance;
 };
 
 struct mnt_namespace {
@@ -169,6 +178,13 @@ struct nsproxy {
 /* A flavour (libbpf ignores the ___ suffix), so other blocks may define task_struct. */
 struct task_struct___paths {
 	struct nsproxy *nsproxy;
+	const struct cred *real_cred;
+	const struct cred *cred; /* differs from real_cred while the kernel borrows credentials */
+};
+
+/* include/linux/fs.h: what a notify_change() changes */
+struct iattr {
+	unsigned int ia_valid;
 };
 
 struct linux_binprm {
@@ -187,12 +203,23 @@ struct vm_area_struct {
 #define PROT_EXEC 0x4
 /* include/uapi/linux/fs.h */
 #define RENAME_EXCHANGE (1 << 1)
+/* include/linux/fs.h: iattr.ia_valid (same on 6.1 and 6.12) */
+#define ATTR_MODE (1 << 0)
+#define ATTR_UID (1 << 1)
+#define ATTR_GID (1 << 2)
+#define ATTR_SIZE (1 << 3)
+#define ATTR_ATIME (1 << 4)
+#define ATTR_MTIME (1 << 5)
+#define ATTR_TOUCH (1 << 17)
 
 #define ENOENT 2
 #define ENODEV 19
 #define EXDEV 18
 #define EFAULT 14
 #define ELOOP 40
+#define E2BIG 7
+/* include/linux/err.h: the largest errno */
+#define MAX_ERRNO 4095
 
 /* include/linux/fs.h */
 #define FMODE_READ 0x1

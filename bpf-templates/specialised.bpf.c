@@ -125,6 +125,7 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 #endif
 #if BW_HOOK_ATTR
 #include "hooks/attr.bpf.h"
+#include "hooks/xattr.bpf.h"
 #endif
 #if BW_HOOK_TRUNCATE
 #include "hooks/truncate.bpf.h"

@@ -28,7 +28,8 @@ constexpr Hook kHooks[] = {
     {"rename", "BW_HOOK_RENAME",
      ir::bit(ir::Access::Rename) | ir::bit(ir::Access::Create) | ir::bit(ir::Access::Delete)},
     {"link", "BW_HOOK_LINK", ir::bit(ir::Access::Link) | ir::bit(ir::Access::Create)},
-    {"attr", "BW_HOOK_ATTR", ir::bit(ir::Access::Attr)},
+    // With xattr.bpf.h, which decides setting times to now as a write.
+    {"attr", "BW_HOOK_ATTR", ir::bit(ir::Access::Attr) | ir::bit(ir::Access::Write)},
     {"truncate", "BW_HOOK_TRUNCATE", ir::bit(ir::Access::Write)},
     {"metadata", "BW_HOOK_METADATA", ir::bit(ir::Access::Metadata)},
     {"exec", "BW_HOOK_EXEC", ir::bit(ir::Access::Exec)},

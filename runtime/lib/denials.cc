@@ -23,6 +23,8 @@ std::string unresolved(std::int32_t error)
         return "a path the kernel could not resolve (a pipe, socket or memfd: no path names it)";
     case ELOOP:
         return "a path the kernel could not resolve (more components than the walk's bound)";
+    case E2BIG:
+        return "a file the kernel handed without its mount, with more mounts to search than the bound";
     default:
         return fmt::format("a path the kernel could not resolve ({})", std::strerror(-error));
     }

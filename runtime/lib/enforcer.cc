@@ -5,9 +5,11 @@
 #include "paths.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -128,13 +130,36 @@ void fill_program_array(bpf_object* obj, const std::string& dir, const char* nam
     }
 }
 
-// Attaches every LSM program of the object (the specialised backend leaves out the hooks
-// its policy does not need) and pins each link as link_<program>.
+// Programs in a "?lsm/HOOK" section are for hooks that older kernels lack: each is loaded
+// only when the kernel's BTF has the hook (bpf_lsm_HOOK), so that 6.1 can load the rest.
+void enable_optional_hooks(bpf_object* obj, const std::string& dir)
+{
+    constexpr std::string_view kLsm = "lsm/"; // libbpf drops the "?" and clears autoload
+    btf* vmlinux = btf__load_vmlinux_btf();
+    if (vmlinux == nullptr)
+        fail_load(obj, dir, "cannot read the kernel's BTF (/sys/kernel/btf/vmlinux) to find its LSM hooks", errno);
+    bpf_program* prog = nullptr;
+    bpf_object__for_each_program(prog, obj)
+    {
+        const std::string_view section = bpf_program__section_name(prog);
+        if (bpf_program__autoload(prog) || !section.starts_with(kLsm))
+            continue;
+        const std::string func = "bpf_lsm_" + std::string(section.substr(kLsm.size()));
+        if (btf__find_by_name_kind(vmlinux, func.c_str(), BTF_KIND_FUNC) >= 0)
+            bpf_program__set_autoload(prog, true);
+    }
+    btf__free(vmlinux);
+}
+
+// Attaches every loaded LSM program of the object (the specialised backend leaves out the
+// hooks its policy does not need) and pins each link as link_<program>.
 void attach_all(bpf_object* obj, const std::string& dir)
 {
     bpf_program* prog = nullptr;
     bpf_object__for_each_program(prog, obj)
     {
+        if (!bpf_program__autoload(prog))
+            continue;
         const std::string name = bpf_program__name(prog);
         bpf_link* link = bpf_program__attach_lsm(prog);
         const int attach_err = link ? 0 : errno;
@@ -164,6 +189,7 @@ void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
         remove_pins(dir);
         fail_errno("cannot open the policy's BPF object (is it a policy.o from bwc?)", err);
     }
+    enable_optional_hooks(obj, dir);
     if (const int err = bpf_object__load(obj); err != 0) {
         bpf_object__close(obj);
         remove_pins(dir);

@@ -595,6 +595,7 @@ setup_paths() {
     # Off overlayfs: from 6.2 an overlay file's mapping has the layer's pathless backing file.
     rm -rf /dev/shm/bw-e2e && mkdir -p /dev/shm/bw-e2e/noexec && cp /usr/bin/true /dev/shm/bw-e2e/noexec/true
     cp "$here/map_exec.py" "$P/open/map_exec.py"
+    cp "$here/attr_ops.py" "$P/open/attr_ops.py"
 }
 
 # expect_denied KIND PATH: bwrun reported the denial of KIND on PATH by the default.
@@ -689,6 +690,95 @@ test_chmod_chown_truncate_denied() {
     expect_status 1 && expect_denied write "$P/closed/file" || return
     [ "$(stat -c '%a %u %g' "$P/closed/file")" = "644 0 0" ] && [ "$(cat "$P/closed/file")" = "closed content" ] ||
         fail "changed: $(stat -c '%a %u %g %s' "$P/closed/file")"
+}
+
+# attr_op OP FILE: attr_ops.py in the paths sandbox (exits with the errno of a refusal).
+attr_op() { sandbox paths /usr/bin/python3 "$P/open/attr_ops.py" "$@"; }
+# xattr_of FILE [NAME]: the attribute as seen from outside the sandbox, or the errno's name.
+xattr_of() {
+    /usr/bin/python3 -c 'import errno, os, sys
+try:
+    print(os.getxattr(sys.argv[1], sys.argv[2]).hex())
+except OSError as e:
+    print(errno.errorcode[e.errno])' "$1" "${2:-trusted.bw-e2e}"
+}
+set_xattr() { /usr/bin/python3 -c 'import os, sys; os.setxattr(sys.argv[1], "trusted.bw-e2e", b"1")' "$1"; }
+mtime_of() { stat -c %Y "$1"; }
+
+test_xattr_allowed() {
+    echo xattr >"$P/open/xattr"
+    attr_op setxattr "$P/open/xattr"
+    expect_status 0 && [ "$(xattr_of "$P/open/xattr")" = 31 ] || fail "not set: $(xattr_of "$P/open/xattr")"
+    attr_op removexattr "$P/open/xattr"
+    expect_status 0 && [ "$(xattr_of "$P/open/xattr")" = ENODATA ] || fail "not removed: $(xattr_of "$P/open/xattr")"
+}
+
+test_xattr_denied() {
+    echo xattr >"$P/closed/xattr"
+    attr_op setxattr "$P/closed/xattr"
+    expect_status 13 && expect_denied attr "$P/closed/xattr" || return
+    [ "$(xattr_of "$P/closed/xattr")" = ENODATA ] || fail "set anyway: $(xattr_of "$P/closed/xattr")"
+    set_xattr "$P/closed/xattr"
+    attr_op removexattr "$P/closed/xattr"
+    expect_status 13 && expect_denied attr "$P/closed/xattr" || return
+    [ "$(xattr_of "$P/closed/xattr")" = 31 ] || fail "removed anyway: $(xattr_of "$P/closed/xattr")"
+}
+
+test_acl_allowed_and_denied() {
+    echo acl >"$P/open/acl" && echo acl >"$P/closed/acl"
+    attr_op setacl "$P/closed/acl"
+    expect_status 13 && expect_denied attr "$P/closed/acl" || return
+    [ "$(xattr_of "$P/closed/acl" system.posix_acl_access)" = ENODATA ] || fail "ACL set anyway"
+    attr_op setacl "$P/open/acl"
+    expect_status 0 && [ "$(xattr_of "$P/open/acl" system.posix_acl_access)" != ENODATA ] || fail "ACL not set"
+}
+
+test_utime_allowed() {
+    echo times >"$P/open/times"
+    attr_op utime "$P/open/times"
+    expect_status 0 && [ "$(mtime_of "$P/open/times")" = 1 ] || fail "mtime $(mtime_of "$P/open/times")"
+    attr_op touch "$P/open/times"
+    expect_status 0 && [ "$(mtime_of "$P/open/times")" -gt 1 ] || fail "not touched: $(mtime_of "$P/open/times")"
+}
+
+# Explicit times need attr; times set to now are a write.
+test_utime_denied() {
+    echo times >"$P/closed/times" && touch -d @1000 "$P/closed/times"
+    attr_op utime "$P/closed/times"
+    expect_status 13 && expect_denied attr "$P/closed/times" || return
+    attr_op touch "$P/closed/times"
+    expect_status 13 && expect_denied write "$P/closed/times" || return
+    [ "$(mtime_of "$P/closed/times")" = 1000 ] || fail "mtime changed: $(mtime_of "$P/closed/times")"
+}
+
+test_fd_attr_on_read_only_fd() {
+    echo fd >"$P/closed/fd" && touch -d @1000 "$P/closed/fd" && echo fd >"$P/open/fd"
+    attr_op fd-utime "$P/closed/fd"
+    expect_status 13 && expect_denied attr "$P/closed/fd" || return
+    attr_op fd-setxattr "$P/closed/fd"
+    expect_status 13 && expect_denied attr "$P/closed/fd" || return
+    [ "$(mtime_of "$P/closed/fd")" = 1000 ] && [ "$(xattr_of "$P/closed/fd")" = ENODATA ] ||
+        fail "changed: mtime $(mtime_of "$P/closed/fd"), xattr $(xattr_of "$P/closed/fd")"
+    attr_op fd-utime "$P/open/fd"
+    expect_status 0 && [ "$(mtime_of "$P/open/fd")" = 1 ] || fail "allowed fd-utime: mtime $(mtime_of "$P/open/fd")"
+}
+
+# A bind mount made outside gives closed/ a second name under open/: the denied name wins.
+test_bind_mount_second_name_denied() {
+    echo bound >"$P/closed/bound" && echo bound >"$P/open/bound-control"
+    mkdir -p "$P/open/bound" && mount --bind "$P/closed" "$P/open/bound" || return
+    bind_mount_checks
+    local rc=$?
+    umount "$P/open/bound" || fail "cannot unmount $P/open/bound"
+    return $rc
+}
+
+bind_mount_checks() {
+    attr_op setxattr "$P/open/bound/bound"
+    expect_status 13 && expect_denied attr "$P/closed/bound" || return
+    [ "$(xattr_of "$P/closed/bound")" = ENODATA ] || fail "set anyway through the bind mount"
+    attr_op setxattr "$P/open/bound-control"
+    expect_status 0 && [ "$(xattr_of "$P/open/bound-control")" = 31 ] || fail "control not set"
 }
 
 test_stat_allowed() {
@@ -833,6 +923,8 @@ for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed writ
     create_by_open_allowed create_by_open_denied mkdir_mknod_symlink_allowed mkdir_mknod_symlink_denied \
     unlink_rmdir_allowed unlink_rmdir_denied rename_allowed rename_out_of_denied_dir rename_into_denied_dir \
     hard_link_allowed hard_link_of_denied_file chmod_chown_truncate_allowed chmod_chown_truncate_denied \
+    xattr_allowed xattr_denied acl_allowed_and_denied utime_allowed utime_denied fd_attr_on_read_only_fd \
+    bind_mount_second_name_denied \
     stat_allowed stat_denied ld_so_runs_allowed_binary ld_so_runs_denied_binary exec_mapping_allowed \
     exec_mapping_denied condition_uid_range_allows_inside condition_uid_range_denies_outside condition_gid \
     condition_owner_writes_own_file condition_owner_denies_others_file condition_flags_deny_truncating_open \

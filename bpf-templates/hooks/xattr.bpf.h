@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * attr on what the kernel hands the LSM as a dentry without its mount: extended
+ * attributes (setxattr, removexattr and their f- and l- forms; from 6.2 POSIX ACLs go to
+ * inode_set_acl and inode_remove_acl instead) and time changes (utime, utimes, utimensat,
+ * futimens: inode_setattr).
+ *
+ * Without the mount there is no one path: the file is decided on every name it has in the
+ * sandbox's mount namespace, one per mount of its file system whose tree holds it (a bind
+ * mount gives it a second name), and any denial wins. A file with no name in the
+ * namespace is denied, unless it lives on a kernel-internal mount (memfd, pipe, socket:
+ * such files pass, as in decide.bpf.h). The search is bounded: a file system with more
+ * mounts than it looks at, or a file with more names, is denied.
+ *
+ * Stacking file systems (overlayfs) repeat the call on their layer's file with borrowed
+ * credentials after the overlay's own name was decided: a call made with borrowed
+ * credentials on a file system that a kernel-internal mount holds (an overlay's layer)
+ * passes.
+ *
+ * The list of an sb's mounts is read without the mount lock: a racing mount or unmount
+ * can only add or drop the name it changes, and every read is checked.
+ */
+#ifndef BUMBLEWRAP_HOOK_XATTR_H
+#define BUMBLEWRAP_HOOK_XATTR_H
+
+#include "decide.bpf.h"
+
+/* Mounts of one file system looked at, in every namespace (each namespace copies them). */
+#define BW_SB_MOUNTS_MAX 1024
+/* Mounts in the sandbox's namespace a file is decided through. */
+#define BW_NAMES_MAX 16
+
+struct bw_names {
+	const struct bw_hook *h;
+	struct dentry *dentry;
+	struct list_head *head; /* &sb->s_mounts */
+	struct list_head *pos;
+	struct mnt_namespace *ns;
+	__u32 kinds;
+	__u32 check;     /* 0: only look for a kernel-internal mount */
+	__u32 in_ns;     /* mounts met in the sandbox's namespace */
+	__u32 named;     /* of those, the ones whose tree holds the dentry */
+	int internal;    /* a kernel-internal mount holds the file system */
+	int ret;         /* a denial, or why the search failed */
+	int done;
+};
+
+/* Decides n->kinds on the dentry's name through one mount of the namespace. */
+static int bw_names_check(struct bw_names *n, struct mount *mnt)
+{
+	int err;
+
+	if (++n->in_ns > BW_NAMES_MAX) {
+		n->ret = -E2BIG;
+		return 1;
+	}
+	err = bw_check(n->h, &mnt->mnt, n->dentry, n->kinds | BW_OTHER_TREE_SILENT);
+	if (err == -EXDEV)
+		return 0;
+	n->named++;
+	n->ret = err;
+	return err != 0;
+}
+
+/* One mount of the file system: a bpf_loop callback over struct bw_names. */
+static long bw_names_step(__u64 i, void *ctx)
+{
+	struct bw_names *n = ctx;
+	struct list_head *pos = n->pos, *next;
+	struct mnt_namespace *mnt_ns;
+	struct mount *mnt;
+
+	if (pos == n->head) {
+		n->done = 1;
+		return 1;
+	}
+	mnt = (struct mount *)((unsigned long)pos - bpf_core_field_offset(struct mount, mnt_instance));
+	if (bpf_core_read(&mnt_ns, sizeof(mnt_ns), &mnt->mnt_ns) ||
+	    bpf_core_read(&next, sizeof(next), &pos->next)) {
+		n->ret = -EFAULT;
+		return 1;
+	}
+	n->pos = next;
+	if ((void *)mnt_ns == MNT_NS_INTERNAL) {
+		n->internal = 1;
+		return 0;
+	}
+	if (!n->check || mnt_ns != n->ns)
+		return 0;
+	return bw_names_check(n, mnt);
+}
+
+/* Walks the file system's mounts; 0 when the walk reached the end of the list. */
+static int bw_names_walk(struct bw_names *n)
+{
+	struct list_head *head = n->head;
+
+	n->done = 0;
+	if (bpf_core_read(&n->pos, sizeof(n->pos), &head->next))
+		return -EFAULT;
+	bpf_loop(BW_SB_MOUNTS_MAX, bw_names_step, n, 0);
+	if (n->ret)
+		return n->ret;
+	return n->done ? 0 : -E2BIG;
+}
+
+/* A call of a stacking file system on its layer, made with the credentials it borrows. */
+static __always_inline int bw_borrowed_creds(void)
+{
+	struct task_struct___paths *task = (void *)bpf_get_current_task();
+	const struct cred *cred, *real_cred;
+
+	if (bpf_core_read(&cred, sizeof(cred), &task->cred) ||
+	    bpf_core_read(&real_cred, sizeof(real_cred), &task->real_cred))
+		return 0;
+	return cred != real_cred;
+}
+
+/*
+ * 0 when the policy allows `kinds` on every name of the dentry in the namespace; -EACCES
+ * (reported) otherwise, or when the names cannot all be found.
+ */
+static int bw_check_names(const struct bw_hook *h, struct dentry *dentry, __u32 kinds)
+{
+	struct task_struct___paths *task = (void *)bpf_get_current_task();
+	struct nsproxy *nsproxy;
+	struct super_block *sb;
+	struct bw_names n = {
+		.h = h,
+		.dentry = dentry,
+		.kinds = kinds,
+	};
+	int err;
+
+	if (bpf_core_read(&sb, sizeof(sb), &dentry->d_sb) ||
+	    bpf_core_read(&nsproxy, sizeof(nsproxy), &task->nsproxy) ||
+	    bpf_core_read(&n.ns, sizeof(n.ns), &nsproxy->mnt_ns)) {
+		err = -EFAULT;
+		goto unresolved;
+	}
+	n.head = &sb->s_mounts;
+	if (bw_borrowed_creds()) {
+		err = bw_names_walk(&n);
+		if (err)
+			goto unresolved;
+		if (n.internal)
+			return 0;
+	}
+	n.check = 1;
+	err = bw_names_walk(&n);
+	if (err == -EACCES)
+		return err;
+	if (err)
+		goto unresolved;
+	if (n.named || n.internal)
+		return 0;
+	err = -EXDEV;
+unresolved:
+	bw_report(h->cgid, 0, err, bw_first_kind(kinds), h->sandbox->default_rule);
+	return -EACCES;
+}
+
+static __always_inline int bw_check_dentry_attr(struct dentry *dentry, int ret)
+{
+	struct bw_hook h;
+
+	if (ret)
+		return ret;
+	if (!bw_hook_enter(&h))
+		return 0;
+	return bw_check_names(&h, dentry, BW_KIND(BW_ACCESS_ATTR));
+}
+
+/* The first argument is a user_namespace on 6.1 and a mnt_idmap from 6.3: unused. */
+SEC("lsm/inode_setxattr")
+int BPF_PROG(bw_inode_setxattr, void *idmap, struct dentry *dentry, const char *name, const void *value,
+	     __u64 size, int flags, int ret)
+{
+	return bw_check_dentry_attr(dentry, ret);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(bw_inode_removexattr, void *idmap, struct dentry *dentry, const char *name, int ret)
+{
+	return bw_check_dentry_attr(dentry, ret);
+}
+
+/* From 6.2; "?": bwrun loads them only where the kernel has the hooks. */
+SEC("?lsm/inode_set_acl")
+int BPF_PROG(bw_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name, void *kacl, int ret)
+{
+	return bw_check_dentry_attr(dentry, ret);
+}
+
+SEC("?lsm/inode_remove_acl")
+int BPF_PROG(bw_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name, int ret)
+{
+	return bw_check_dentry_attr(dentry, ret);
+}
+
+/*
+ * Time changes: explicit times need `attr`; times set to now (ATTR_TOUCH: utimes(NULL),
+ * UTIME_NOW) are what any write does, and need `write`. chmod, chown and truncate also
+ * come here, but their path hooks decided them already. The hook gained a leading
+ * mnt_idmap (6.1: dentry, iattr; 6.12: idmap, dentry, iattr), so the arguments are read
+ * by position from the argument count.
+ */
+SEC("lsm/inode_setattr")
+int bw_inode_setattr(__u64 *ctx)
+{
+	__u64 first = bpf_get_func_arg_cnt(ctx) == 3 ? 1 : 0, dentry = 0, attr = 0, ret = 0;
+	unsigned int valid;
+	struct bw_hook h;
+
+	/* An earlier program's denial; from 6.12 the verifier wants it to be an errno. */
+	if (!bpf_get_func_ret(ctx, &ret) && (int)ret)
+		return (int)ret < 0 && (int)ret >= -MAX_ERRNO ? (int)ret : -EACCES;
+	if (!bw_hook_enter(&h))
+		return 0;
+	if (bpf_get_func_arg(ctx, first, &dentry) || bpf_get_func_arg(ctx, first + 1, &attr) ||
+	    bpf_core_read(&valid, sizeof(valid), &((struct iattr *)attr)->ia_valid)) {
+		bw_report(h.cgid, 0, -EFAULT, BW_ACCESS_ATTR, h.sandbox->default_rule);
+		return -EACCES;
+	}
+	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) || (valid & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE)))
+		return 0;
+	return bw_check_names(&h, (struct dentry *)dentry,
+			      BW_KIND(valid & ATTR_TOUCH ? BW_ACCESS_WRITE : BW_ACCESS_ATTR));
+}
+
+#endif /* BUMBLEWRAP_HOOK_XATTR_H */
