@@ -45,16 +45,51 @@ struct bw_names {
 	int done;
 };
 
+/* One name to decide, in the only form a global function takes: memory of plain values. */
+struct bw_name_query {
+	__u64 cgid;
+	__u64 mnt;    /* const struct vfsmount * */
+	__u64 dentry; /* struct dentry * */
+	__u32 kinds;
+};
+
+/*
+ * bw_check of the dentry through one mount, -EXDEV unreported when the mount's tree does
+ * not hold it. A global function: the verifier checks it once, with unknown arguments,
+ * rather than again in every state of the walk over the mounts that calls it (which
+ * took 6.12's verifier past its million instructions). The sandbox is looked up again:
+ * a global function takes no pointer to a map value.
+ */
+__noinline int bw_check_name(const struct bw_name_query *q)
+{
+	struct bw_hook h;
+
+	if (!q)
+		return -EACCES;
+	h.cgid = q->cgid;
+	h.sandbox = bpf_map_lookup_elem(&bw_sandboxes, &h.cgid);
+	/* The calling hook found it: only the sandbox's removal races here. */
+	if (!h.sandbox)
+		return -EACCES;
+	return bw_check(&h, (const struct vfsmount *)q->mnt, (struct dentry *)q->dentry,
+			q->kinds | BW_OTHER_TREE_SILENT);
+}
+
 /* Decides n->kinds on the dentry's name through one mount of the namespace. */
 static int bw_names_check(struct bw_names *n, struct mount *mnt)
 {
+	struct bw_name_query q;
 	int err;
 
 	if (++n->in_ns > BW_NAMES_MAX) {
 		n->ret = -E2BIG;
 		return 1;
 	}
-	err = bw_check(n->h, &mnt->mnt, n->dentry, n->kinds | BW_OTHER_TREE_SILENT);
+	q.cgid = n->h->cgid;
+	q.mnt = (__u64)&mnt->mnt;
+	q.dentry = (__u64)n->dentry;
+	q.kinds = n->kinds;
+	err = bw_check_name(&q);
 	if (err == -EXDEV)
 		return 0;
 	n->named++;
