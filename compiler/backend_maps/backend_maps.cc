@@ -25,6 +25,7 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
         t.accepts.push_back(out);
     }
     t.net = run_net(policy);
+    t.devices = run_devices(policy);
     return t;
 }
 
@@ -64,7 +65,7 @@ std::string dump(const MapTables& t)
                        t.sandbox.default_decision == BW_DECISION_ALLOW ? "allow" : "deny",
                        t.sandbox.default_rule, ir::invariant_names(t.sandbox.invariants), t.trans.size(),
                        t.accepts.size(), sizeof(bw_accept)) +
-           dump(t.net);
+           dump(t.net) + dump(t.devices);
 }
 
 } // namespace bw

@@ -5,6 +5,7 @@
 #include "artifact/features.h"
 #include "automata/automata.h"
 #include "bumblewrap.h"
+#include "devices/devices.h"
 #include "ir/ir.h"
 #include "net/net.h"
 
@@ -24,6 +25,7 @@ struct MapTables {
     std::vector<std::uint32_t> trans;
     std::vector<bw_accept> accepts;
     NetTables net;
+    DeviceTables devices;
 };
 
 MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton);
