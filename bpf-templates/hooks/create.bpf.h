@@ -34,7 +34,12 @@ int BPF_PROG(bw_path_mknod, const struct path *dir, struct dentry *dentry, unsig
 	if (!bw_hook_enter(&h))
 		return 0;
 	if (bw_is_device(mode)) {
-		struct bw_device_access a = { .mnt = dir->mnt, .dentry = dentry, .mode = mode, .dev = dev };
+		struct bw_device_access a = {
+			.mnt = dir->mnt,
+			.dentry = dentry,
+			.mode = mode,
+			.dev = bw_decode_user_dev(dev),
+		};
 
 		err = bw_device_check(&h, &a, &kinds);
 		if (err || !kinds)

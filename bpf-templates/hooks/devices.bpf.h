@@ -73,6 +73,18 @@ struct bw_device_access {
 	__u32 cmd; /* when the access is ioctl */
 };
 
+/*
+ * path_mknod gets the device number as mknod(2) took it (new_encode_dev's layout), not
+ * yet decoded to the kernel's dev_t (MAJOR << MINORBITS | MINOR) as in inodes.
+ */
+static __always_inline __u32 bw_decode_user_dev(__u32 dev)
+{
+	__u32 major = (dev & 0xfff00) >> 8;
+	__u32 minor = (dev & 0xff) | ((dev >> 12) & 0xfff00);
+
+	return major << MINORBITS | minor;
+}
+
 /* Whether an inode's mode is a device node's. */
 static __always_inline int bw_is_device(__u32 mode)
 {
