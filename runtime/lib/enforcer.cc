@@ -5,6 +5,7 @@
 #include "paths.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <cstring>
@@ -31,6 +32,7 @@ constexpr const char* kAccepts = "bw_accepts"; // the map backend only
 constexpr const char* kNet = "bw_net";             // the map backend only
 constexpr const char* kNetRules = "bw_net_rules";  // the map backend only
 constexpr const char* kLinks = "bw_links";
+constexpr const char* kDevices = "bw_devices";     // the map backend only
 
 void make_private_dir(const std::string& path)
 {
@@ -128,6 +130,27 @@ void fill_program_array(bpf_object* obj, const std::string& dir, const char* nam
     }
 }
 
+// Programs for LSM hooks the running kernel lacks (file_ioctl_compat before 6.8) are left
+// out of the load: the kernel has no such path to check.
+void skip_missing_hooks(bpf_object* obj)
+{
+    btf* vmlinux = btf__load_vmlinux_btf();
+    if (vmlinux == nullptr)
+        return;
+    bpf_program* prog = nullptr;
+    bpf_object__for_each_program(prog, obj)
+    {
+        const std::string section = bpf_program__section_name(prog);
+        const std::string prefix = "lsm/";
+        if (!section.starts_with(prefix))
+            continue;
+        const std::string func = "bpf_lsm_" + section.substr(prefix.size());
+        if (btf__find_by_name_kind(vmlinux, func.c_str(), BTF_KIND_FUNC) < 0)
+            bpf_program__set_autoload(prog, false);
+    }
+    btf__free(vmlinux);
+}
+
 // Attaches every LSM program of the object (the specialised backend leaves out the hooks
 // its policy does not need) and pins each link as link_<program>.
 void attach_all(bpf_object* obj, const std::string& dir)
@@ -135,6 +158,8 @@ void attach_all(bpf_object* obj, const std::string& dir)
     bpf_program* prog = nullptr;
     bpf_object__for_each_program(prog, obj)
     {
+        if (!bpf_program__autoload(prog))
+            continue;
         const std::string name = bpf_program__name(prog);
         bpf_link* link = bpf_program__attach_lsm(prog);
         const int attach_err = link ? 0 : errno;
@@ -164,6 +189,7 @@ void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
         remove_pins(dir);
         fail_errno("cannot open the policy's BPF object (is it a policy.o from bwc?)", err);
     }
+    skip_missing_hooks(obj);
     if (const int err = bpf_object__load(obj); err != 0) {
         bpf_object__close(obj);
         remove_pins(dir);
@@ -198,6 +224,7 @@ void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
     if (!specialised) {
         pin_map(obj, dir, kNet);
         pin_map(obj, dir, kNetRules);
+        pin_map(obj, dir, kDevices);
     }
     attach_all(obj, dir);
     pin_map(obj, dir, kSandboxes);
@@ -269,6 +296,42 @@ void uninstall_net(const std::string& dir, std::uint64_t cgroup_id)
             bpf_map_delete_elem(fd, &cgroup_id);
             close(fd);
         }
+    }
+}
+
+// --- device rules of the map backend: bw_devices, keyed by cgroup id ---
+
+void install_devices(const std::string& dir, std::uint64_t cgroup_id, const DeviceTables& devices)
+{
+    // An array map needs an entry; a rule that decides no access kind matches nothing.
+    std::vector<bw_device_rule> rules = devices.rules;
+    if (rules.empty())
+        rules.emplace_back();
+    const int inner = create_inner_array(kDevices, sizeof(bw_device_rule), static_cast<std::uint32_t>(rules.size()),
+                                         rules.data());
+    const int outer = bpf_obj_get((dir + "/" + kDevices).c_str());
+    const int err = errno;
+    if (outer < 0) {
+        close(inner);
+        fail_errno("cannot open the pinned device map in " + dir, err);
+    }
+    try {
+        put_inner(outer, cgroup_id, inner, "device rule");
+    } catch (...) {
+        close(inner);
+        close(outer);
+        throw;
+    }
+    close(inner);
+    close(outer);
+}
+
+void uninstall_devices(const std::string& dir, std::uint64_t cgroup_id)
+{
+    const int fd = bpf_obj_get((dir + "/" + kDevices).c_str());
+    if (fd >= 0) {
+        bpf_map_delete_elem(fd, &cgroup_id);
+        close(fd);
     }
 }
 
@@ -379,6 +442,7 @@ int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
             put_inner(tables_.accepts, cgroup_id, inner.accepts, "decision");
             put_inner(tables_.links, cgroup_id, inner.links, "decision chain");
             install_net(pin_dir_, cgroup_id, t.net);
+            install_devices(pin_dir_, cgroup_id, t.devices);
         }
         put_inner(events_, cgroup_id, events, "event");
         if (bpf_map_update_elem(sandboxes_, &cgroup_id, &t.sandbox, BPF_NOEXIST) != 0)
@@ -400,8 +464,10 @@ void Enforcer::uninstall(std::uint64_t cgroup_id)
         if (map >= 0)
             bpf_map_delete_elem(map, &cgroup_id);
     }
-    if (tables_.trans >= 0)
+    if (tables_.trans >= 0) {
         uninstall_net(pin_dir_, cgroup_id);
+        uninstall_devices(pin_dir_, cgroup_id);
+    }
 }
 
 void Enforcer::unload_if_unused()
