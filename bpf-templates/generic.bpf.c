@@ -107,6 +107,7 @@ static const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
 #include "hooks/truncate.bpf.h"
 #include "hooks/metadata.bpf.h"
 #include "hooks/exec.bpf.h"
+#include "hooks/unix.bpf.h"
 
 /* Sandbox invariants: every sandbox has them, whatever its policy. */
 #include "hooks/invariants.bpf.h"

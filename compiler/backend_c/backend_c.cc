@@ -32,6 +32,7 @@ constexpr Hook kHooks[] = {
     {"truncate", "BW_HOOK_TRUNCATE", ir::bit(ir::Access::Write)},
     {"metadata", "BW_HOOK_METADATA", ir::bit(ir::Access::Metadata)},
     {"exec", "BW_HOOK_EXEC", ir::bit(ir::Access::Exec)},
+    {"unix", "BW_HOOK_UNIX", ir::bit(ir::Access::Write)},
 };
 
 bool same_decisions(const StateAccept& a, const StateAccept& b)
