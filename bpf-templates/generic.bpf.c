@@ -107,6 +107,7 @@ static const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
 #include "hooks/truncate.bpf.h"
 #include "hooks/metadata.bpf.h"
 #include "hooks/exec.bpf.h"
+#include "hooks/unix.bpf.h"
 #include "hooks/ioctl.bpf.h"
 
 /* cgroup id -> the sandbox's device rules by number, most specific first (devices.bpf.h);

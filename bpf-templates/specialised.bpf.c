@@ -137,6 +137,9 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 #if BW_HOOK_EXEC
 #include "hooks/exec.bpf.h"
 #endif
+#if BW_HOOK_UNIX
+#include "hooks/unix.bpf.h"
+#endif
 #if BW_HOOK_IOCTL
 #include "hooks/ioctl.bpf.h"
 #endif

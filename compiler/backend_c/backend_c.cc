@@ -35,6 +35,7 @@ constexpr Hook kHooks[] = {
     {"metadata", "BW_HOOK_METADATA", ir::bit(ir::Access::Metadata)},
     {"exec", "BW_HOOK_EXEC", ir::bit(ir::Access::Exec)},
     {"ioctl", "BW_HOOK_IOCTL", 0, true},
+    {"unix", "BW_HOOK_UNIX", ir::bit(ir::Access::Write)},
 };
 
 bool same_decisions(const StateAccept& a, const StateAccept& b)
