@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 5
+#define BW_ABI_VERSION 6
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -83,6 +83,8 @@ enum bw_event_op {
 	BW_OP_DEVICE,     /* target: the device number (major << 20 | minor); arg: the mode; path: the name */
 	BW_OP_MKNOD,      /* target: the device number; arg: the mode; path: the name */
 	BW_OP_OPEN,       /* an open on cgroup2 or bpffs; target: the magic; arg: f_mode; path: the name */
+	BW_OP_DEVICE_RULE, /* a device rule denied: rule_id, access; target: the device number;
+			    * arg: the ioctl command (access ioctl); path as for BW_OP_PATH */
 };
 
 /*
@@ -214,6 +216,33 @@ struct bw_net_object {
 	__u16 type;     /* SOCK_STREAM, SOCK_DGRAM, ... */
 	__u16 protocol; /* the socket's protocol (IPPROTO_*), as the kernel knows it */
 	__u32 op;       /* enum bw_net_op */
+};
+
+/*
+ * Device rules by number (compiler/devices lowers them; hooks/devices.bpf.h reads them).
+ * They are sorted most specific first, so the first rule that matches a device node and
+ * an access kind decides; no rule matches: the path rules decide.
+ */
+#define BW_DEVICE_IOCTLS 16      /* ioctl command ranges per rule */
+#define BW_MAX_DEVICE_RULES 1024 /* rules per policy */
+
+struct bw_ioctl_range {
+	__u32 lo; /* inclusive */
+	__u32 hi;
+};
+
+struct bw_device_rule {
+	__u32 major_lo; /* inclusive ranges */
+	__u32 major_hi;
+	__u32 minor_lo;
+	__u32 minor_hi;
+	__u32 kinds;    /* bit 1 << enum bw_access_kind for each kind the rule decides */
+	__u32 rule;
+	__u8 type;      /* 'c' or 'b' */
+	__u8 decision;  /* enum bw_decision */
+	__u8 ioctl_any; /* an allowing rule allows every ioctl command */
+	__u8 nioctls;   /* else those in ioctls[0..nioctls) */
+	struct bw_ioctl_range ioctls[BW_DEVICE_IOCTLS];
 };
 
 #endif /* BUMBLEWRAP_H */

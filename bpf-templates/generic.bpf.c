@@ -108,6 +108,34 @@ static const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
 #include "hooks/truncate.bpf.h"
 #include "hooks/metadata.bpf.h"
 #include "hooks/exec.bpf.h"
+#include "hooks/unix.bpf.h"
+#include "hooks/ioctl.bpf.h"
+
+/* cgroup id -> the sandbox's device rules by number, most specific first (devices.bpf.h);
+ * the array ends with the last rule. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, BW_MAX_SANDBOXES);
+	__type(key, __u64);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(map_flags, BPF_F_INNER_MAP);
+		__uint(max_entries, 1);
+		__uint(key_size, sizeof(__u32));
+		__uint(value_size, sizeof(struct bw_device_rule));
+	});
+} bw_devices SEC(".maps");
+
+static int bw_device_rules(__u64 cgid, void **rules)
+{
+	*rules = bpf_map_lookup_elem(&bw_devices, &cgid);
+	return !*rules;
+}
+
+static const struct bw_device_rule *bw_device_rule_at(void *rules, __u32 i)
+{
+	return bpf_map_lookup_elem(rules, &i);
+}
 
 /* Sandbox invariants: every sandbox has them, whatever its policy. */
 #include "hooks/invariants.bpf.h"

@@ -117,6 +117,12 @@ struct socket {
 	struct sock *sk;
 };
 
+/* include/net/af_unix.h: the file a socket is bound to (dentry NULL when abstract) */
+struct unix_sock {
+	struct sock sk;
+	struct path path;
+};
+
 struct sockaddr {
 	unsigned short sa_family;
 	char sa_data[14];

@@ -23,6 +23,8 @@
  *   BW_POLICY_INLINE_DECISIONS			1 when it also defines
  *   __u64 bw_policy_decision(__u32 state, __u32 kind)
  *	decision | rule << 8 for a path ending in `state` (CHAIN: the rule is a link)
+ *   BW_HOOK_IOCTL				1 when the policy has device rules
+ *   BW_POLICY_DEVICE_RULES, bw_policy_device_rules[]	the device rules, when any
  *   BW_HOOK_NET				1 when the network hooks are needed; then also
  *   BW_POLICY_NET_RULES, bw_policy_net, bw_policy_net_rules[]	the network tables
  */
@@ -135,6 +137,30 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 #endif
 #if BW_HOOK_EXEC
 #include "hooks/exec.bpf.h"
+#endif
+#if BW_HOOK_UNIX
+#include "hooks/unix.bpf.h"
+#endif
+#if BW_HOOK_IOCTL
+#include "hooks/ioctl.bpf.h"
+#endif
+
+/* The device rules are constants: devices.bpf.h scans them for the hooks above. */
+#if BW_HOOK_FILE_OPEN || BW_HOOK_CREATE || BW_HOOK_IOCTL
+static int bw_device_rules(__u64 cgid, void **rules)
+{
+	*rules = 0;
+	return 0;
+}
+
+static const struct bw_device_rule *bw_device_rule_at(void *rules, __u32 i)
+{
+#if BW_POLICY_DEVICE_RULES
+	if (i < BW_POLICY_DEVICE_RULES)
+		return &bw_policy_device_rules[i];
+#endif
+	return 0;
+}
 #endif
 
 /* Sandbox invariants, unless the policy declared every one of them unsafe. */

@@ -2,12 +2,14 @@
 /*
  * file_open: read, write, append and exec (execve's open of the binary and the
  * interpreter), decided on the path the resolver names, after the invariants that no
- * path decides (device numbers, cgroup2 and bpffs wherever mounted).
+ * path decides (device numbers, cgroup2 and bpffs wherever mounted). On a device node
+ * the device rules decide first (devices.bpf.h).
  */
 #ifndef BUMBLEWRAP_HOOK_FILE_OPEN_H
 #define BUMBLEWRAP_HOOK_FILE_OPEN_H
 
 #include "decide.bpf.h"
+#include "devices.bpf.h"
 #include "invariant_checks.bpf.h"
 
 /* What an open asks for: exec, or read and/or write (append when O_APPEND). */
@@ -27,6 +29,8 @@ static __u32 bw_open_kinds(const struct file *file)
 SEC("lsm/file_open")
 int BPF_PROG(bw_file_open, struct file *file, int ret)
 {
+	struct inode *inode = file->f_inode;
+	__u32 kinds = bw_open_kinds(file);
 	struct bw_hook h;
 	int err;
 
@@ -38,7 +42,19 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 	err = bw_open_invariants(h.cgid, h.sandbox, file);
 	if (err)
 		return err;
-	return bw_check_open(&h, file->f_path.mnt, file->f_path.dentry, bw_open_kinds(file), file->f_flags);
+	if (bw_is_device(inode->i_mode)) {
+		struct bw_device_access a = {
+			.mnt = file->f_path.mnt,
+			.dentry = file->f_path.dentry,
+			.mode = inode->i_mode,
+			.dev = inode->i_rdev,
+		};
+
+		err = bw_device_check(&h, &a, &kinds);
+		if (err || !kinds)
+			return err;
+	}
+	return bw_check_open(&h, file->f_path.mnt, file->f_path.dentry, kinds, file->f_flags);
 }
 
 #endif /* BUMBLEWRAP_HOOK_FILE_OPEN_H */

@@ -115,6 +115,17 @@ std::optional<Error> check_net_tables(const NetTables& t)
     return std::nullopt;
 }
 
+std::optional<Error> check_device_tables(const DeviceTables& t)
+{
+    if (t.rules.size() > BW_MAX_DEVICE_RULES)
+        return Error{"device tables are inconsistent (too many rules)"};
+    for (const auto& r : t.rules) {
+        if (!is_decision(r.decision) || (r.type != 'c' && r.type != 'b') || r.nioctls > BW_DEVICE_IOCTLS)
+            return Error{"device tables are inconsistent (a malformed device rule)"};
+    }
+    return std::nullopt;
+}
+
 // The kernel trusts these shapes; check them here rather than fail closed at run time.
 std::optional<Error> check_tables(const MapTables& t)
 {
@@ -140,7 +151,9 @@ std::optional<Error> check_tables(const MapTables& t)
                 return Error{"policy tables are inconsistent (decision out of range)"};
         }
     }
-    return check_net_tables(t.net);
+    if (auto e = check_net_tables(t.net))
+        return e;
+    return check_device_tables(t.devices);
 }
 
 } // namespace
@@ -169,6 +182,8 @@ std::vector<std::byte> encode(const PolicyData& data)
     w.bytes(&data.tables.net.policy, sizeof data.tables.net.policy);
     w.count(data.tables.net.rules.size());
     w.bytes(data.tables.net.rules.data(), data.tables.net.rules.size() * sizeof(bw_net_rule));
+    w.count(data.tables.devices.rules.size());
+    w.bytes(data.tables.devices.rules.data(), data.tables.devices.rules.size() * sizeof(bw_device_rule));
     w.blob(encode_ir(data.ir));
     w.count(data.seccomp.size());
     for (const auto& f : data.seccomp) {
@@ -221,6 +236,8 @@ std::variant<PolicyData, Error> decode(std::span<const std::byte> bytes)
     r.bytes(&d.tables.net.policy, sizeof d.tables.net.policy);
     d.tables.net.rules.resize(r.count(sizeof(bw_net_rule)));
     r.bytes(d.tables.net.rules.data(), d.tables.net.rules.size() * sizeof(bw_net_rule));
+    d.tables.devices.rules.resize(r.count(sizeof(bw_device_rule)));
+    r.bytes(d.tables.devices.rules.data(), d.tables.devices.rules.size() * sizeof(bw_device_rule));
     const auto ir_bytes = r.blob();
     for (auto n = r.count(2 * sizeof(std::uint32_t)); n > 0 && r.ok(); --n) {
         auto& f = d.seccomp.emplace_back();

@@ -204,15 +204,22 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
     unenforced &= static_cast<ir::AccessMask>(~kEnforcedAccesses);
     if (unenforced != 0)
         diags.report(DiagKind::UnenforcedAccesses, p.path_default.origin.loc, ir::to_string(unenforced))
-            .hints.push_back("their denials take effect once bwrun has hooks for them");
+            .hints.push_back("their denials take effect once bwrun has hooks for them; device rules' `ioctl` "
+                             "lists are checked");
     for (const auto& r : p.audits)
         refuse(r.origin, "`audit` rules");
     for (const auto& r : p.net) {
         if (r.conditions.count() > 0)
             refuse(r.origin, "conditions (`when`) on network rules");
     }
-    for (const auto& r : p.devices)
-        refuse(r.origin, "device rules");
+    for (const auto& r : p.devices) {
+        if (!r.pattern.empty())
+            refuse(r.origin, "device rules that name a path pattern (name the device by number)");
+        else if (r.conditions.count() > 0)
+            refuse(r.origin, "conditions (`when`) on device rules");
+        else if (r.ioctl_commands.size() > BW_DEVICE_IOCTLS)
+            refuse(r.origin, fmt::format("more than {} ioctl ranges in one device rule", BW_DEVICE_IOCTLS));
+    }
     return diags.error_count() == before;
 }
 

@@ -17,13 +17,15 @@ struct Hook {
     const char* name;
     const char* macro;
     ir::AccessMask accesses;
+    bool devices = false; // device rules decide there too (hooks/devices.bpf.h)
 };
 // One entry per hooks/<name>.bpf.h.
 constexpr Hook kHooks[] = {
     {"file_open", "BW_HOOK_FILE_OPEN",
      ir::bit(ir::Access::Read) | ir::bit(ir::Access::Write) | ir::bit(ir::Access::Append) |
-         ir::bit(ir::Access::Exec)},
-    {"create", "BW_HOOK_CREATE", ir::bit(ir::Access::Create)},
+         ir::bit(ir::Access::Exec),
+     true},
+    {"create", "BW_HOOK_CREATE", ir::bit(ir::Access::Create), true},
     {"delete", "BW_HOOK_DELETE", ir::bit(ir::Access::Delete)},
     {"rename", "BW_HOOK_RENAME",
      ir::bit(ir::Access::Rename) | ir::bit(ir::Access::Create) | ir::bit(ir::Access::Delete)},
@@ -33,6 +35,8 @@ constexpr Hook kHooks[] = {
     {"truncate", "BW_HOOK_TRUNCATE", ir::bit(ir::Access::Write)},
     {"metadata", "BW_HOOK_METADATA", ir::bit(ir::Access::Metadata)},
     {"exec", "BW_HOOK_EXEC", ir::bit(ir::Access::Exec)},
+    {"ioctl", "BW_HOOK_IOCTL", 0, true},
+    {"unix", "BW_HOOK_UNIX", ir::bit(ir::Access::Write)},
 };
 
 bool same_decisions(const StateAccept& a, const StateAccept& b)
@@ -186,9 +190,13 @@ bool chain_denies(const Automaton& a, std::uint32_t first)
     }
 }
 
-// A hook is needed when one of its access kinds can be denied.
+// A hook is needed when one of its access kinds can be denied, or device rules decide there.
 bool needed(const Hook& hook, const ir::Policy& policy, const Automaton& a)
 {
+    if (hook.devices && !policy.devices.empty())
+        return true;
+    if (hook.accesses == 0)
+        return false;
     if (policy.path_default.decision == ir::Decision::Deny)
         return true;
     return std::any_of(a.accepts.begin(), a.accepts.end(), [&](const StateAccept& s) {
@@ -209,6 +217,25 @@ std::string classes_table(const Automaton& a)
         out += "\t";
         for (std::size_t i = b; i < b + 16; ++i)
             out += fmt::format("{}{}", a.classes[i], i + 1 < b + 16 ? ", " : ",\n");
+    }
+    return out + "};\n";
+}
+
+// bw_policy_device_rules, most specific first; hooks/devices.bpf.h scans them.
+std::string device_tables(const DeviceTables& devices)
+{
+    std::string out = fmt::format("\n#define BW_POLICY_DEVICE_RULES {}\n", devices.rules.size());
+    if (devices.rules.empty())
+        return out;
+    out += fmt::format("static const struct bw_device_rule bw_policy_device_rules[{}] = {{\n", devices.rules.size());
+    for (const auto& r : devices.rules) {
+        out += fmt::format("\t{{ .major_lo = {}, .major_hi = {}, .minor_lo = {}, .minor_hi = {}, .kinds = {:#x}, "
+                           ".rule = {}, .type = '{}', .decision = {}, .ioctl_any = {}, .nioctls = {},\n\t  .ioctls = {{",
+                           r.major_lo, r.major_hi, r.minor_lo, r.minor_hi, r.kinds, r.rule, static_cast<char>(r.type),
+                           r.decision, r.ioctl_any, r.nioctls);
+        for (unsigned i = 0; i < r.nioctls; ++i)
+            out += fmt::format(" {{ {:#x}, {:#x} }},", r.ioctls[i].lo, r.ioctls[i].hi);
+        out += " } },\n";
     }
     return out + "};\n";
 }
@@ -293,6 +320,7 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
                      ir::invariant_names(hooked), hooked != 0 ? 1 : 0);
     if (hooked != 0)
         p.hooks.emplace_back("invariants");
+    h += device_tables(p.tables.devices);
     h += "\n" + classes_table(grouped) + "\n";
     p.inline_decisions = ranges.size() <= kMaxInlineRanges;
     // Without a hook nothing calls the decision function, and libbpf would take an

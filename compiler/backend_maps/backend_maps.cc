@@ -53,6 +53,7 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
     for (const auto& l : automaton.links)
         t.links.push_back(link(l, automaton.conditions[l.conditions]));
     t.net = run_net(policy);
+    t.devices = run_devices(policy);
     return t;
 }
 
@@ -93,7 +94,7 @@ std::string dump(const MapTables& t)
                        t.sandbox.default_decision == BW_DECISION_ALLOW ? "allow" : "deny",
                        t.sandbox.default_rule, ir::invariant_names(t.sandbox.invariants), t.trans.size(),
                        t.accepts.size(), sizeof(bw_accept), t.links.size(), sizeof(bw_link)) +
-           dump(t.net);
+           dump(t.net) + dump(t.devices);
 }
 
 } // namespace bw

@@ -5,6 +5,7 @@
 #include "artifact/features.h"
 #include "automata/automata.h"
 #include "bumblewrap.h"
+#include "devices/devices.h"
 #include "ir/ir.h"
 #include "net/net.h"
 
@@ -25,6 +26,7 @@ struct MapTables {
     std::vector<bw_accept> accepts;
     std::vector<bw_link> links; // decision chains, conditions inlined; [0] is in none
     NetTables net;
+    DeviceTables devices;
 };
 
 MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton);

@@ -341,9 +341,13 @@ Verdict evaluate_net(const Policy& policy, const NetQuery& q)
     return v;
 }
 
-Verdict evaluate_device(const Policy& policy, const DeviceQuery& q)
+bool device_rule_decides(const DeviceRule& r, Access access)
 {
-    const DeviceRule* best = nullptr;
+    return (r.accesses & bit(access)) || (access == Access::Ioctl && r.decision == Decision::Allow);
+}
+
+bool device_rule_precedes(const DeviceRule& a, const DeviceRule& b)
+{
     auto rank = [](const DeviceRule& r) {
         const bool by_path = !r.pattern.empty();
         const auto spec = by_path ? specificity(r.pattern) : Specificity{};
@@ -352,14 +356,20 @@ Verdict evaluate_device(const Policy& policy, const DeviceQuery& q)
                                                       (std::int64_t{r.minor.hi} - r.minor.lo);
         return std::tuple{by_path, spec, narrow, r.conditions.count(), r.decision == Decision::Deny};
     };
+    return rank(a) > rank(b);
+}
+
+Verdict evaluate_device(const Policy& policy, const DeviceQuery& q)
+{
+    const DeviceRule* best = nullptr;
     for (const auto& r : policy.devices) {
-        if (!(r.accesses & bit(q.access.access)) || !conditions_hold(r.conditions, q.access))
+        if (!device_rule_decides(r, q.access.access) || !conditions_hold(r.conditions, q.access))
             continue;
         const bool matches = r.pattern.empty()
                                  ? r.type == q.type && q.major >= r.major.lo && q.major <= r.major.hi &&
                                        q.minor >= r.minor.lo && q.minor <= r.minor.hi
                                  : glob_match(r.pattern, q.access.path);
-        if (matches && (best == nullptr || rank(r) > rank(*best)))
+        if (matches && (best == nullptr || device_rule_precedes(r, *best)))
             best = &r;
     }
     if (best == nullptr)

@@ -292,6 +292,12 @@ struct DeviceQuery {
 };
 Verdict evaluate_device(const Policy& policy, const DeviceQuery& query);
 
+// Whether a device rule decides an access kind: its own, and ioctl when it allows (its
+// `ioctl` list names the commands; a rule without one allows none).
+bool device_rule_decides(const DeviceRule& rule, Access access);
+// Whether `a` decides over `b` when both match a device node: evaluate_device's precedence.
+bool device_rule_precedes(const DeviceRule& a, const DeviceRule& b);
+
 std::string to_string(Decision decision);
 std::string dump(const Policy& policy); // --emit=ir
 

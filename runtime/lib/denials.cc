@@ -109,11 +109,25 @@ std::string describe_net_denial(const bw_event& e, const artifact::PolicyData& p
                        fixed_string(e.comm, sizeof e.comm));
 }
 
+// "denied ioctl 0x5401 on /dev/pts/0 (device 136:0) by `device allow ...` (file:line) [pid N comm]"
+std::string describe_device_denial(const bw_event& e, const artifact::PolicyData& policy)
+{
+    const auto access = e.access < ir::kAccessKinds ? std::string(ir::name(static_cast<ir::Access>(e.access)))
+                                                    : std::string("access");
+    const auto what = e.access == BW_ACCESS_IOCTL ? fmt::format("ioctl {:#x} on", e.arg) : access;
+    const auto path = e.path_error != 0 ? unresolved(e.path_error)
+                                        : std::string(e.path, std::min<std::size_t>(e.path_len, sizeof e.path));
+    return fmt::format("denied {} {} (device {}:{}) by {} [pid {} {}]", what, path, e.target >> 20,
+                       e.target & 0xfffff, rule_name(e.rule_id, policy), e.pid, fixed_string(e.comm, sizeof e.comm));
+}
+
 } // namespace
 
 std::string describe_denial(const bw_event& e, const artifact::PolicyData& policy)
 {
     const std::string comm = fixed_string(e.comm, sizeof e.comm);
+    if (e.op == BW_OP_DEVICE_RULE)
+        return describe_device_denial(e, policy);
     if (e.op != BW_OP_PATH)
         return fmt::format("denied {} by invariant {} [pid {} {}]", describe_operation(e), invariant_name(e.invariant),
                            e.pid, comm);

@@ -33,6 +33,7 @@ constexpr const char* kAccepts = "bw_accepts"; // the map backend only
 constexpr const char* kNet = "bw_net";             // the map backend only
 constexpr const char* kNetRules = "bw_net_rules";  // the map backend only
 constexpr const char* kLinks = "bw_links";
+constexpr const char* kDevices = "bw_devices";     // the map backend only
 
 void make_private_dir(const std::string& path)
 {
@@ -130,8 +131,9 @@ void fill_program_array(bpf_object* obj, const std::string& dir, const char* nam
     }
 }
 
-// Programs in a "?lsm/HOOK" section are for hooks that older kernels lack: each is loaded
-// only when the kernel's BTF has the hook (bpf_lsm_HOOK), so that 6.1 can load the rest.
+// Programs in a "?lsm/HOOK" section are for hooks that older kernels lack (inode_set_acl
+// before 6.2, file_ioctl_compat before 6.8): each is loaded only when the kernel's BTF has
+// the hook (bpf_lsm_HOOK), so that 6.1 can load the rest.
 void enable_optional_hooks(bpf_object* obj, const std::string& dir)
 {
     constexpr std::string_view kLsm = "lsm/"; // libbpf drops the "?" and clears autoload
@@ -224,6 +226,7 @@ void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
     if (!specialised) {
         pin_map(obj, dir, kNet);
         pin_map(obj, dir, kNetRules);
+        pin_map(obj, dir, kDevices);
     }
     attach_all(obj, dir);
     pin_map(obj, dir, kSandboxes);
@@ -295,6 +298,42 @@ void uninstall_net(const std::string& dir, std::uint64_t cgroup_id)
             bpf_map_delete_elem(fd, &cgroup_id);
             close(fd);
         }
+    }
+}
+
+// --- device rules of the map backend: bw_devices, keyed by cgroup id ---
+
+void install_devices(const std::string& dir, std::uint64_t cgroup_id, const DeviceTables& devices)
+{
+    // An array map needs an entry; a rule that decides no access kind matches nothing.
+    std::vector<bw_device_rule> rules = devices.rules;
+    if (rules.empty())
+        rules.emplace_back();
+    const int inner = create_inner_array(kDevices, sizeof(bw_device_rule), static_cast<std::uint32_t>(rules.size()),
+                                         rules.data());
+    const int outer = bpf_obj_get((dir + "/" + kDevices).c_str());
+    const int err = errno;
+    if (outer < 0) {
+        close(inner);
+        fail_errno("cannot open the pinned device map in " + dir, err);
+    }
+    try {
+        put_inner(outer, cgroup_id, inner, "device rule");
+    } catch (...) {
+        close(inner);
+        close(outer);
+        throw;
+    }
+    close(inner);
+    close(outer);
+}
+
+void uninstall_devices(const std::string& dir, std::uint64_t cgroup_id)
+{
+    const int fd = bpf_obj_get((dir + "/" + kDevices).c_str());
+    if (fd >= 0) {
+        bpf_map_delete_elem(fd, &cgroup_id);
+        close(fd);
     }
 }
 
@@ -405,6 +444,7 @@ int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
             put_inner(tables_.accepts, cgroup_id, inner.accepts, "decision");
             put_inner(tables_.links, cgroup_id, inner.links, "decision chain");
             install_net(pin_dir_, cgroup_id, t.net);
+            install_devices(pin_dir_, cgroup_id, t.devices);
         }
         put_inner(events_, cgroup_id, events, "event");
         if (bpf_map_update_elem(sandboxes_, &cgroup_id, &t.sandbox, BPF_NOEXIST) != 0)
@@ -426,8 +466,10 @@ void Enforcer::uninstall(std::uint64_t cgroup_id)
         if (map >= 0)
             bpf_map_delete_elem(map, &cgroup_id);
     }
-    if (tables_.trans >= 0)
+    if (tables_.trans >= 0) {
         uninstall_net(pin_dir_, cgroup_id);
+        uninstall_devices(pin_dir_, cgroup_id);
+    }
 }
 
 void Enforcer::unload_if_unused()

@@ -5,8 +5,12 @@
   net_probe.py connect tcp|udp HOST PORT       connect() (a TCP connect completes)
   net_probe.py bind tcp|udp HOST PORT          bind()
   net_probe.py sendto HOST PORT TEXT           one datagram from an unconnected UDP socket
+  net_probe.py send HOST PORT TEXT             connect() a datagram socket, then send one
   net_probe.py listen tcp|udp HOST PORT LOG    outside the sandbox: one line in LOG per
                                                connection or datagram; LOG.ready once bound
+
+A HOST that starts with "/" is a unix socket's path, with "@" an abstract unix socket's
+name (the PORT is then ignored): tcp is then a stream socket and udp a datagram socket.
 
 A probe prints "ok" or "errno N" (the failing call's errno) and exits 0 or 1.
 """
@@ -20,7 +24,17 @@ FAMILIES = {"unix": socket.AF_UNIX, "netlink": socket.AF_NETLINK, "inet": socket
 
 
 def family_of(host):
+    if host[0] in "/@":
+        return socket.AF_UNIX
     return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def address(host, port):
+    if host[0] == "/":
+        return host
+    if host[0] == "@":
+        return "\0" + host[1:]
+    return (host, port)
 
 
 def kind_of(proto):
@@ -36,11 +50,16 @@ def probe(args):
     elif op in ("connect", "bind"):
         proto, host, port = args[1], args[2], int(args[3])
         with socket.socket(family_of(host), kind_of(proto)) as s:
-            getattr(s, op)((host, port))
+            getattr(s, op)(address(host, port))
     elif op == "sendto":
         host, port, text = args[1], int(args[2]), args[3]
         with socket.socket(family_of(host), socket.SOCK_DGRAM) as s:
-            s.sendto(text.encode(), (host, port))
+            s.sendto(text.encode(), address(host, port))
+    elif op == "send":
+        host, port, text = args[1], int(args[2]), args[3]
+        with socket.socket(family_of(host), socket.SOCK_DGRAM) as s:
+            s.connect(address(host, port))
+            s.send(text.encode())
     else:
         raise SystemExit("unknown probe " + op)
 
@@ -48,14 +67,14 @@ def probe(args):
 def listen(proto, host, port, log):
     s = socket.socket(family_of(host), kind_of(proto))
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((host, int(port)))
+    s.bind(address(host, int(port)))
     if proto == "tcp":
         s.listen(16)
     open(log + ".ready", "w").close()
     while True:
         if proto == "tcp":
             conn, peer = s.accept()
-            line = "connection from %s" % (peer[0],)
+            line = "connection from %s" % (peer[0] if isinstance(peer, tuple) else "unix",)
             conn.close()
         else:
             data, peer = s.recvfrom(4096)

@@ -41,7 +41,7 @@ setup() {
     cp "$here/deep_path.py" "$W/shared/deep_path.py"
     setup_paths || return 1
     setup_conditions || return 1
-    for p in base only-a only-b paths conditions; do
+    for p in base only-a only-b paths conditions devices; do
         bwc "$here/policies/$p.bwp" --backend="$backend" -o "$W/$p.o" || return 1
     done
     # A policy that denies nothing: the specialised program then has no hook at all.
@@ -900,6 +900,79 @@ test_condition_flags_allow_plain_write() {
     expect_status 0 && [ "$(cat "$C/trunc/file")" = "Keep this" ] || fail "file reads $(cat "$C/trunc/file")"
 }
 
+# --- device rules (policies/devices.bwp) ---
+
+# ioctl_errno PATH CMD: opens PATH read-write, then prints ioctl CMD's errno (0 when it worked).
+ioctl_errno() {
+    sandbox devices /usr/bin/python3 -c '
+import errno, fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
+try:
+    fcntl.ioctl(fd, int(sys.argv[2], 0), bytes(64))
+    print(0)
+except OSError as e:
+    print(e.errno)' "$1" "$2"
+}
+
+expect_device_denial() {
+    grep -qF "denied $1 (device $2) by \`$3\`" "$out/stderr" ||
+        fail "no denial of $1 (device $2) by \`$3\` reported; stderr: $(head -c 600 "$out/stderr")"
+}
+
+test_device_rule_by_number() {
+    sandbox devices sh -c 'echo x >/dev/null && cat /dev/null'
+    expect_status 0 || return
+    sandbox devices head -c 4 /dev/zero
+    expect_status 1 && expect_device_denial "read /dev/zero" 1:5 "device deny read char 1:5" || return
+    [ ! -s "$out/stdout" ] || fail "read /dev/zero anyway"
+}
+
+test_device_ioctl_allowlist() {
+    # TIOCGPTN is listed for /dev/ptmx; TCGETS is not.
+    ioctl_errno /dev/ptmx 0x80045430
+    expect_status 0 && [ "$(cat "$out/stdout")" = 0 ] || fail "TIOCGPTN: errno $(cat "$out/stdout")"
+    ioctl_errno /dev/ptmx 0x5401
+    expect_status 0 && [ "$(cat "$out/stdout")" = 13 ] || fail "TCGETS: errno $(cat "$out/stdout")"
+    expect_device_denial "ioctl 0x5401 on /dev/ptmx" 5:2 \
+        "device allow read, write char 5:2 ioctl 0x80045430, 0x40045431"
+}
+
+test_device_ioctl_any() {
+    # Unlock a pty's other end through /dev/ptmx, then TCGETS on it: `ioctl any` allows it.
+    sandbox devices /usr/bin/python3 -c '
+import fcntl, os, struct, termios
+m = os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY)
+fcntl.ioctl(m, 0x40045431, struct.pack("i", 0))
+n = struct.unpack("I", fcntl.ioctl(m, 0x80045430, bytes(4)))[0]
+s = os.open("/dev/pts/%d" % n, os.O_RDWR | os.O_NOCTTY)
+termios.tcgetattr(s)
+print("ok")'
+    expect_status 0 && [ "$(cat "$out/stdout")" = ok ] || fail "pts: $(head -c 600 "$out/stderr")"
+}
+
+test_device_rule_without_ioctl_denies_all() {
+    ioctl_errno /dev/null 0x5401
+    expect_status 0 && [ "$(cat "$out/stdout")" = 13 ] || fail "TCGETS on /dev/null: errno $(cat "$out/stdout")"
+    expect_device_denial "ioctl 0x5401 on /dev/null" 1:3 "device allow read, write char 1:3"
+}
+
+test_device_mknod() {
+    rm -rf "$W/dev" && mkdir -p "$W/dev" || return
+    # c 1:7 where no path rule allows creating; c 1:8 where one does.
+    sandbox devices /usr/bin/python3 -c 'import os, sys; os.mknod(sys.argv[1], 0o20600, os.makedev(1, 7))' "$W/full"
+    expect_status 0 && [ -c "$W/full" ] || fail "mknod c 1:7: $(head -c 600 "$out/stderr")"
+    rm -f "$W/full"
+    sandbox devices /usr/bin/python3 -c 'import os, sys; os.mknod(sys.argv[1], 0o20600, os.makedev(1, 8))' "$W/dev/random"
+    [ "$(status)" != 0 ] && [ ! -e "$W/dev/random" ] || fail "mknod c 1:8 made $W/dev/random"
+    expect_device_denial "create $W/dev/random" 1:8 "device deny create char 1:8"
+}
+
+test_device_rule_keeps_dev_mem_closed() {
+    sandbox devices head -c 1 /dev/mem
+    expect_status 1 && grep -qF "by invariant devices" "$out/stderr" ||
+        fail "/dev/mem not denied by the invariant: $(head -c 600 "$out/stderr")"
+}
+
 echo "kernel $(uname -r), LSMs $(cat /sys/kernel/security/lsm), backend $backend"
 if ! setup; then
     echo "not ok setup: policies did not compile"
@@ -928,7 +1001,8 @@ for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed writ
     stat_allowed stat_denied ld_so_runs_allowed_binary ld_so_runs_denied_binary exec_mapping_allowed \
     exec_mapping_denied condition_uid_range_allows_inside condition_uid_range_denies_outside condition_gid \
     condition_owner_writes_own_file condition_owner_denies_others_file condition_flags_deny_truncating_open \
-    condition_flags_allow_plain_write nothing_left_behind}; do
+    condition_flags_allow_plain_write device_rule_by_number device_ioctl_allowlist device_ioctl_any \
+    device_rule_without_ioctl_denies_all device_mknod device_rule_keeps_dev_mem_closed nothing_left_behind}; do
     run "$t"
 done
 # bwrun's own failures exit 125; the program's status (denied or not) is beside the point.

@@ -13,6 +13,7 @@ backend=${2:-maps}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 W=/tmp/bw-net
 out=$W/out
+S=$W/sock
 export LC_ALL=C
 listeners=()
 
@@ -35,7 +36,7 @@ listen() {
 
 setup() {
     rm -rf "$W"
-    mkdir -p "$W" "$out"
+    mkdir -p "$W" "$out" "$S"
     cp "$here/net_probe.py" "$W/net_probe.py"
     # The VM boots with loopback down.
     ip link set lo up || return 1
@@ -46,7 +47,10 @@ setup() {
     listen tcp 127.0.0.1 47001 tcp-allowed && listen tcp 127.0.0.1 47002 tcp-denied &&
         listen tcp ::1 47001 tcp6-allowed && listen tcp ::1 47002 tcp6-denied &&
         listen udp 127.0.0.1 47201 udp-allowed && listen udp 127.0.0.1 47202 udp-denied &&
-        listen tcp 0.0.0.0 47300 cidr
+        listen tcp 0.0.0.0 47300 cidr &&
+        listen tcp "$S/allowed.sock" 0 unix-allowed && listen tcp "$S/denied.sock" 0 unix-denied &&
+        listen udp "$S/allowed.dgram" 0 unixgram-allowed && listen udp "$S/denied.dgram" 0 unixgram-denied &&
+        listen tcp @bw-net-abstract 0 unix-abstract
 }
 
 failures=0
@@ -160,6 +164,38 @@ test_cidr_precedence() {
     expect_ok && [ "$(lines cidr)" = 1 ] || fail "the /32 allow did not win"
 }
 
+test_unix_connect_needs_write_on_the_socket() {
+    # `net allow family unix` does not reach a socket file the path rules deny.
+    probe net connect tcp "$S/denied.sock" 0
+    expect_eacces || return
+    [ "$(lines unix-denied)" = 0 ] || fail "the connection reached the listener"
+    expect_denial "write $S/denied.sock" "default deny"
+    probe net connect tcp "$S/allowed.sock" 0
+    expect_ok && [ "$(lines unix-allowed)" = 1 ] || fail "the allowed connection did not arrive"
+}
+
+test_unix_datagram_needs_write_on_the_socket() {
+    probe net sendto "$S/denied.dgram" 0 secret
+    expect_eacces || return
+    expect_denial "write $S/denied.dgram" "default deny"
+    probe net send "$S/denied.dgram" 0 secret
+    expect_eacces || return
+    [ "$(lines unixgram-denied)" = 0 ] || fail "a datagram arrived: $(cat "$W/unixgram-denied.log")"
+    probe net sendto "$S/allowed.dgram" 0 one
+    expect_ok || return
+    probe net send "$S/allowed.dgram" 0 two
+    expect_ok && [ "$(cat "$W/unixgram-allowed.log" 2>/dev/null)" = "datagram one
+datagram two" ] || fail "the allowed datagrams did not arrive: $(cat "$W/unixgram-allowed.log" 2>/dev/null)"
+}
+
+test_unix_abstract_by_family() {
+    # An abstract socket has no file: the family rule alone decides, and it allows.
+    probe net connect tcp @bw-net-abstract 0
+    expect_ok && [ "$(lines unix-abstract)" = 1 ] || fail "the abstract connection did not arrive"
+    probe no-net connect tcp @bw-net-abstract 0
+    expect_eacces && expect_denial "create socket unix type 1 protocol 0" "default deny"
+}
+
 echo "kernel $(uname -r), LSMs $(cat /sys/kernel/security/lsm), backend $backend"
 if ! setup; then
     echo "not ok setup: policies or listeners"
@@ -168,7 +204,8 @@ if ! setup; then
     exit 1
 fi
 for t in ${BW_NET_ONLY:-family_denied net_default_follows_default_deny connect_denied_port ipv6_loopback \
-    ipv4_mapped_is_ipv4 bind_denied_port udp_sendto_denied cidr_precedence}; do
+    ipv4_mapped_is_ipv4 bind_denied_port udp_sendto_denied cidr_precedence unix_connect_needs_write_on_the_socket \
+    unix_datagram_needs_write_on_the_socket unix_abstract_by_family}; do
     run "$t"
 done
 kill "${listeners[@]}" 2>/dev/null

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-static_assert(BW_ABI_VERSION == 5);
+static_assert(BW_ABI_VERSION == 6);
 static_assert(sizeof(bw_sandbox) == 276);
 static_assert(offsetof(bw_sandbox, nclasses) == 0);
 static_assert(offsetof(bw_sandbox, nstates) == 4);
@@ -80,3 +80,16 @@ static_assert(static_cast<unsigned>(bw::ir::Invariant::Ptrace) == BW_INV_PTRACE)
 static_assert(static_cast<unsigned>(bw::ir::Invariant::Devices) == BW_INV_DEVICES);
 static_assert(static_cast<unsigned>(bw::ir::Invariant::Self) == BW_INV_SELF);
 static_assert(bw::ir::kAllInvariants == BW_INV_ALL);
+static_assert(sizeof(bw_ioctl_range) == 8);
+static_assert(sizeof(bw_device_rule) == 28 + 8 * BW_DEVICE_IOCTLS);
+static_assert(offsetof(bw_device_rule, major_lo) == 0);
+static_assert(offsetof(bw_device_rule, minor_lo) == 8);
+static_assert(offsetof(bw_device_rule, kinds) == 16);
+static_assert(offsetof(bw_device_rule, rule) == 20);
+static_assert(offsetof(bw_device_rule, type) == 24);
+static_assert(offsetof(bw_device_rule, decision) == 25);
+static_assert(offsetof(bw_device_rule, ioctl_any) == 26);
+static_assert(offsetof(bw_device_rule, nioctls) == 27);
+static_assert(offsetof(bw_device_rule, ioctls) == 28);
+// A rule's ioctl count fits its __u8.
+static_assert(BW_DEVICE_IOCTLS <= 255);

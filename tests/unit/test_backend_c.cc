@@ -221,7 +221,7 @@ TEST_CASE("the specialised backend keeps the invariants' hooks, and every path h
     REQUIRE(a);
     // bumblewrap's own state is denied to every access kind, so every path hook stays.
     const std::vector<std::string> path_hooks = {"file_open", "create", "delete", "rename", "link",
-                                                 "attr",      "truncate", "metadata", "exec"};
+                                                 "attr",      "truncate", "metadata", "exec",  "unix"};
     auto with_invariants = path_hooks;
     with_invariants.emplace_back("invariants");
     CHECK(run_backend_c(allow_all, *a).hooks == with_invariants);

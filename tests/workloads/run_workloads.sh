@@ -54,12 +54,14 @@ setup() {
 }
 
 # sandbox NAME RUN ARGS...: ARGS in workload NAME's sandbox, in its folder; stdout,
-# stderr, status and the audit file in $out/RUN.*.
+# stderr, status and the audit file in $out/RUN.*. SHELL is set as a login session sets
+# it: without it bash looks its user up at startup, which is the nscd probe that
+# test_shell_nscd_probe_reported covers, and CI runs with no SHELL.
 sandbox() {
     local name=$1 run=$2
     shift 2
     rm -f "$out/$run.audit"
-    "$bin/bwrun" --audit "$out/$run.audit" --cwd "$W/$name" --setenv HOME="$home" \
+    "$bin/bwrun" --audit "$out/$run.audit" --cwd "$W/$name" --setenv HOME="$home" --setenv SHELL=/bin/bash \
         --setenv TMPDIR="$W/$name/tmp" "$W/$name.o" -- "$@" >"$out/$run.stdout" 2>"$out/$run.stderr"
     echo $? >"$out/$run.status"
 }
