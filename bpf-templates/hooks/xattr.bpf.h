@@ -30,7 +30,16 @@
 /* Mounts in the sandbox's namespace a file is decided through. */
 #define BW_NAMES_MAX 16
 
+/* One name to decide, in the only form a global function takes: memory of plain values. */
+struct bw_name_query {
+	__u64 cgid;
+	__u64 mnt;    /* const struct vfsmount * */
+	__u64 dentry; /* struct dentry * */
+	__u32 kinds;
+};
+
 struct bw_names {
+	struct bw_name_query query; /* kept here: 6.1 allows 512 bytes of stack for all frames */
 	const struct bw_hook *h;
 	struct dentry *dentry;
 	struct list_head *head; /* &sb->s_mounts */
@@ -43,14 +52,6 @@ struct bw_names {
 	int internal;    /* a kernel-internal mount holds the file system */
 	int ret;         /* a denial, or why the search failed */
 	int done;
-};
-
-/* One name to decide, in the only form a global function takes: memory of plain values. */
-struct bw_name_query {
-	__u64 cgid;
-	__u64 mnt;    /* const struct vfsmount * */
-	__u64 dentry; /* struct dentry * */
-	__u32 kinds;
 };
 
 /*
@@ -76,20 +77,19 @@ __noinline int bw_check_name(const struct bw_name_query *q)
 }
 
 /* Decides n->kinds on the dentry's name through one mount of the namespace. */
-static int bw_names_check(struct bw_names *n, struct mount *mnt)
+static __always_inline int bw_names_check(struct bw_names *n, struct mount *mnt)
 {
-	struct bw_name_query q;
 	int err;
 
 	if (++n->in_ns > BW_NAMES_MAX) {
 		n->ret = -E2BIG;
 		return 1;
 	}
-	q.cgid = n->h->cgid;
-	q.mnt = (__u64)&mnt->mnt;
-	q.dentry = (__u64)n->dentry;
-	q.kinds = n->kinds;
-	err = bw_check_name(&q);
+	n->query.cgid = n->h->cgid;
+	n->query.mnt = (__u64)&mnt->mnt;
+	n->query.dentry = (__u64)n->dentry;
+	n->query.kinds = n->kinds;
+	err = bw_check_name(&n->query);
 	if (err == -EXDEV)
 		return 0;
 	n->named++;
