@@ -38,17 +38,31 @@ struct bw_name_query {
 	__u32 kinds;
 };
 
+/* The mounts of the sandbox's namespace that may hold the file, kept by the walk, and
+ * the query for each in turn. */
+struct bw_name_mounts {
+	__u64 mnt[BW_NAMES_MAX]; /* const struct vfsmount * */
+	__u32 count;             /* of mnt */
+	__u32 internal;          /* a kernel-internal mount holds the file system */
+	struct bw_name_query query;
+};
+
+/* Per task, off the stack: 6.1 gives all the frames of a program 512 bytes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bw_name_mounts);
+} bw_name_mounts SEC(".maps");
+
+/* The walk over a file system's mounts (bpf_loop state). */
 struct bw_names {
-	struct bw_name_query query; /* kept here: 6.1 allows 512 bytes of stack for all frames */
-	const struct bw_hook *h;
-	struct dentry *dentry;
 	struct list_head *head; /* &sb->s_mounts */
 	struct list_head *pos;
 	struct mnt_namespace *ns;
-	__u32 kinds;
+	struct bw_name_mounts *found;
 	__u32 check;     /* 0: only look for a kernel-internal mount */
-	__u32 in_ns;     /* mounts met in the sandbox's namespace */
-	__u32 named;     /* of those, the ones whose tree holds the dentry */
+	__u32 in_ns;     /* mounts met in the sandbox's namespace, kept in found */
 	int internal;    /* a kernel-internal mount holds the file system */
 	int ret;         /* a denial, or why the search failed */
 	int done;
@@ -56,10 +70,10 @@ struct bw_names {
 
 /*
  * bw_check of the dentry through one mount, -EXDEV unreported when the mount's tree does
- * not hold it. A global function: the verifier checks it once, with unknown arguments,
- * rather than again in every state of the walk over the mounts that calls it (which
- * took 6.12's verifier past its million instructions). The sandbox is looked up again:
- * a global function takes no pointer to a map value.
+ * not hold it. A global function: the verifier checks it once, with unknown arguments;
+ * called from inside the walk's callback, 6.12's verifier checked the whole of bw_check
+ * again for every state of the walk, past its million instructions. The sandbox is
+ * looked up again: a global function takes no pointer to a map value.
  */
 __noinline int bw_check_name(const struct bw_name_query *q)
 {
@@ -74,27 +88,6 @@ __noinline int bw_check_name(const struct bw_name_query *q)
 		return -EACCES;
 	return bw_check(&h, (const struct vfsmount *)q->mnt, (struct dentry *)q->dentry,
 			q->kinds | BW_OTHER_TREE_SILENT);
-}
-
-/* Decides n->kinds on the dentry's name through one mount of the namespace. */
-static __always_inline int bw_names_check(struct bw_names *n, struct mount *mnt)
-{
-	int err;
-
-	if (++n->in_ns > BW_NAMES_MAX) {
-		n->ret = -E2BIG;
-		return 1;
-	}
-	n->query.cgid = n->h->cgid;
-	n->query.mnt = (__u64)&mnt->mnt;
-	n->query.dentry = (__u64)n->dentry;
-	n->query.kinds = n->kinds;
-	err = bw_check_name(&n->query);
-	if (err == -EXDEV)
-		return 0;
-	n->named++;
-	n->ret = err;
-	return err != 0;
 }
 
 /* One mount of the file system: a bpf_loop callback over struct bw_names. */
@@ -122,7 +115,13 @@ static long bw_names_step(__u64 i, void *ctx)
 	}
 	if (!n->check || mnt_ns != n->ns)
 		return 0;
-	return bw_names_check(n, mnt);
+	if (n->in_ns >= BW_NAMES_MAX) {
+		n->ret = -E2BIG;
+		return 1;
+	}
+	n->found->mnt[n->in_ns & (BW_NAMES_MAX - 1)] = (__u64)&mnt->mnt;
+	n->in_ns++;
+	return 0;
 }
 
 /* Walks the file system's mounts; 0 when the walk reached the end of the list. */
@@ -152,42 +151,74 @@ static __always_inline int bw_borrowed_creds(void)
 }
 
 /*
+ * Finds the mounts of the task's namespace that may hold the dentry (found->mnt, count)
+ * and whether a kernel-internal mount holds its file system. A frame of its own: the walk's
+ * state is not on the stack while the names are decided (6.1 gives all the frames of a
+ * program 512 bytes).
+ */
+static __noinline int bw_names_collect(struct dentry *dentry, struct bw_name_mounts *found)
+{
+	struct task_struct___paths *task = (void *)bpf_get_current_task();
+	struct nsproxy *nsproxy;
+	struct super_block *sb;
+	struct bw_names n = { .found = found };
+	int err;
+
+	found->count = 0;
+	found->internal = 0;
+	if (bpf_core_read(&sb, sizeof(sb), &dentry->d_sb) ||
+	    bpf_core_read(&nsproxy, sizeof(nsproxy), &task->nsproxy) ||
+	    bpf_core_read(&n.ns, sizeof(n.ns), &nsproxy->mnt_ns))
+		return -EFAULT;
+	n.head = &sb->s_mounts;
+	if (bw_borrowed_creds()) {
+		err = bw_names_walk(&n);
+		if (err || n.internal) {
+			found->internal = n.internal;
+			return err;
+		}
+	}
+	n.check = 1;
+	err = bw_names_walk(&n);
+	found->count = n.in_ns;
+	found->internal = n.internal;
+	return err;
+}
+
+/*
  * 0 when the policy allows `kinds` on every name of the dentry in the namespace; -EACCES
  * (reported) otherwise, or when the names cannot all be found.
  */
 static int bw_check_names(const struct bw_hook *h, struct dentry *dentry, __u32 kinds)
 {
-	struct task_struct___paths *task = (void *)bpf_get_current_task();
-	struct nsproxy *nsproxy;
-	struct super_block *sb;
-	struct bw_names n = {
-		.h = h,
-		.dentry = dentry,
-		.kinds = kinds,
-	};
-	int err;
+	struct bw_name_mounts *found;
+	int err, named = 0;
+	__u32 i;
 
-	if (bpf_core_read(&sb, sizeof(sb), &dentry->d_sb) ||
-	    bpf_core_read(&nsproxy, sizeof(nsproxy), &task->nsproxy) ||
-	    bpf_core_read(&n.ns, sizeof(n.ns), &nsproxy->mnt_ns)) {
-		err = -EFAULT;
+	found = bpf_task_storage_get(&bw_name_mounts, bpf_get_current_task_btf(), 0,
+				     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!found) {
+		err = -ENOMEM;
 		goto unresolved;
 	}
-	n.head = &sb->s_mounts;
-	if (bw_borrowed_creds()) {
-		err = bw_names_walk(&n);
-		if (err)
-			goto unresolved;
-		if (n.internal)
-			return 0;
-	}
-	n.check = 1;
-	err = bw_names_walk(&n);
-	if (err == -EACCES)
-		return err;
+	err = bw_names_collect(dentry, found);
 	if (err)
 		goto unresolved;
-	if (n.named || n.internal)
+	/* Not a bpf_loop: a callback would be one more frame of the 512 bytes. */
+	found->query.cgid = h->cgid;
+	found->query.dentry = (__u64)dentry;
+	found->query.kinds = kinds;
+	for (i = 0; i < BW_NAMES_MAX && i < found->count; i++) {
+		found->query.mnt = found->mnt[i];
+		err = bw_check_name(&found->query);
+		if (err == -EXDEV)
+			continue;
+		/* bw_check reported its denial */
+		if (err)
+			return -EACCES;
+		named = 1;
+	}
+	if (named || found->internal)
 		return 0;
 	err = -EXDEV;
 unresolved:
@@ -243,24 +274,28 @@ int BPF_PROG(bw_inode_remove_acl, void *idmap, struct dentry *dentry, const char
 SEC("lsm/inode_setattr")
 int bw_inode_setattr(__u64 *ctx)
 {
-	__u64 first = bpf_get_func_arg_cnt(ctx) == 3 ? 1 : 0, dentry = 0, attr = 0, ret = 0;
+	__u64 first = bpf_get_func_arg_cnt(ctx) == 3 ? 1 : 0, arg = 0;
 	unsigned int valid;
 	struct bw_hook h;
 
-	/* An earlier program's denial; from 6.12 the verifier wants it to be an errno. */
-	if (!bpf_get_func_ret(ctx, &ret) && (int)ret)
-		return (int)ret < 0 && (int)ret >= -MAX_ERRNO ? (int)ret : -EACCES;
+	/*
+	 * One slot for the return value and each argument in turn: this frame and the ones
+	 * below it share 6.1's 512 bytes. An earlier program's denial is passed on; from
+	 * 6.12 the verifier wants it to be an errno.
+	 */
+	if (!bpf_get_func_ret(ctx, &arg) && (int)arg)
+		return (int)arg < 0 && (int)arg >= -MAX_ERRNO ? (int)arg : -EACCES;
 	if (!bw_hook_enter(&h))
 		return 0;
-	if (bpf_get_func_arg(ctx, first, &dentry) || bpf_get_func_arg(ctx, first + 1, &attr) ||
-	    bpf_core_read(&valid, sizeof(valid), &((struct iattr *)attr)->ia_valid)) {
+	if (bpf_get_func_arg(ctx, first + 1, &arg) ||
+	    bpf_core_read(&valid, sizeof(valid), &((struct iattr *)arg)->ia_valid) ||
+	    bpf_get_func_arg(ctx, first, &arg)) {
 		bw_report(h.cgid, 0, -EFAULT, BW_ACCESS_ATTR, h.sandbox->default_rule);
 		return -EACCES;
 	}
 	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) || (valid & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE)))
 		return 0;
-	return bw_check_names(&h, (struct dentry *)dentry,
-			      BW_KIND(valid & ATTR_TOUCH ? BW_ACCESS_WRITE : BW_ACCESS_ATTR));
+	return bw_check_names(&h, (struct dentry *)arg, BW_KIND(valid & ATTR_TOUCH ? BW_ACCESS_WRITE : BW_ACCESS_ATTR));
 }
 
 #endif /* BUMBLEWRAP_HOOK_XATTR_H */
