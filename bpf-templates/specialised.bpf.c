@@ -26,7 +26,8 @@
  *   BW_HOOK_IOCTL				1 when the policy has device rules
  *   BW_POLICY_DEVICE_RULES, bw_policy_device_rules[]	the device rules, when any
  *   BW_HOOK_NET				1 when the network hooks are needed; then also
- *   BW_POLICY_NET_RULES, bw_policy_net, bw_policy_net_rules[]	the network tables
+ *   BW_POLICY_NET_RULES, BW_POLICY_NET_RULES_MASK, bw_policy_net, bw_policy_net_rules[]
+ *	the network tables (the array padded to MASK + 1 entries)
  */
 #include "common.bpf.h"
 
@@ -182,6 +183,13 @@ static const struct bw_net_rule *bw_net_rule_at(const struct bw_net_tables *t, _
 {
 	if (i >= BW_POLICY_NET_RULES)
 		return 0;
-	return &bw_policy_net_rules[i];
+	/*
+	 * clang may test a copy of i (i >= 2 becomes (i & ~1) != 0) and index with i, which
+	 * the verifier then sees unbounded. The mask bounds the register that indexes (the
+	 * array is padded to BW_POLICY_NET_RULES_MASK + 1); barrier_var keeps clang from
+	 * dropping it as implied by the test.
+	 */
+	barrier_var(i);
+	return &bw_policy_net_rules[i & BW_POLICY_NET_RULES_MASK];
 }
 #endif

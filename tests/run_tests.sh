@@ -308,7 +308,8 @@ rm -rf "$verify"
 mkdir -p "$verify/maps" "$verify/c"
 not_enforced=()
 for f in tests/policies/valid/*.bwp tests/policies/valid/include/*.bwp tests/policies/equal/*.bwp \
-    tests/policies/compile/*.bwp tests/e2e/policies/*.bwp stdlib-policies/*.bwp examples/*.bwp; do
+    tests/policies/compile/*.bwp tests/e2e/policies/*.bwp tests/security/policies/*.bwp stdlib-policies/*.bwp \
+    examples/*.bwp; do
     name=$(echo "${f%.bwp}" | tr / -)
     if "$bin/bwc" -D HOME=/home/user "$f" -o "$verify/maps/$name.o" 2>"$log/verify.err"; then
         check_cli "bwc --backend=c compiles $f" 0 "$bin/bwc" -D HOME=/home/user --backend=c "$f" -o "$verify/c/$name.o"

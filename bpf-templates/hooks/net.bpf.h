@@ -25,6 +25,18 @@ struct bw_net_tables {
 static int bw_net_tables(struct bw_net_tables *t, __u64 cgid);
 static const struct bw_net_rule *bw_net_rule_at(const struct bw_net_tables *t, __u32 i);
 
+/*
+ * The verdicts for an address family below BW_NET_FAMILIES (a power of two). After the
+ * caller's range check clang may test a copy of the family and index with the original,
+ * which the verifier sees unbounded; the mask bounds the register that indexes, and
+ * barrier_var keeps clang from dropping the mask as implied by that check.
+ */
+static __always_inline const struct bw_net_family *bw_net_family(const struct bw_net_policy *p, __u32 family)
+{
+	barrier_var(family);
+	return &p->families[family & (BW_NET_FAMILIES - 1)];
+}
+
 /* A scan of the endpoint rules for the first that matches `query`. */
 struct bw_net_scan {
 	const struct bw_net_tables *tables;
@@ -162,8 +174,7 @@ static int bw_net_decide(__u64 cgid, struct bw_net_object *obj, __u32 rule_op)
 	if (s.failed)
 		return bw_net_deny(cgid, obj, 0);
 	if (s.decision == BW_DECISION_NONE) {
-		/* AF_INET or AF_INET6: within the table. */
-		f = &t.policy->families[obj->family & (BW_NET_FAMILIES - 1)];
+		f = bw_net_family(t.policy, obj->family);
 		s.decision = f->other_decision;
 		s.rule = f->other_rule;
 	}
@@ -193,7 +204,7 @@ static int bw_net_other_family(__u64 cgid, struct bw_net_object *obj)
 		return bw_net_deny(cgid, obj, 0);
 	if (obj->family >= BW_NET_FAMILIES)
 		return 0;
-	f = &t.policy->families[obj->family];
+	f = bw_net_family(t.policy, obj->family);
 	return f->other_decision == BW_DECISION_ALLOW ? 0 : bw_net_deny(cgid, obj, f->other_rule);
 }
 
@@ -247,7 +258,7 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 	/* __sock_create refuses these before calling the hook; refuse them as it does. */
 	if (family < 0 || family >= BW_NET_FAMILIES)
 		return -EAFNOSUPPORT;
-	f = &t.policy->families[family];
+	f = bw_net_family(t.policy, family);
 	return f->create_decision == BW_DECISION_ALLOW ? 0 : bw_net_deny(cgid, &obj, f->create_rule);
 }
 

@@ -3,6 +3,7 @@
 #include "backend_c/clang_compile.h"
 
 #include <algorithm>
+#include <bit>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <numeric>
@@ -271,7 +272,12 @@ std::string net_tables(const NetTables& net)
     auto rules = net.rules;
     if (rules.empty())
         rules.push_back(unmatchable_rule());
-    std::string out = fmt::format("\n#define BW_HOOK_NET 1\n#define BW_POLICY_NET_RULES {}\n", rules.size());
+    // The array is padded to a power of two so that bw_net_rule_at can mask the index: a
+    // mask bounds it for the verifier whatever code clang makes of the range check.
+    const auto capacity = std::bit_ceil(rules.size());
+    std::string out = fmt::format("\n#define BW_HOOK_NET 1\n#define BW_POLICY_NET_RULES {}\n"
+                                  "#define BW_POLICY_NET_RULES_MASK {}\n",
+                                  rules.size(), capacity - 1);
     out += "static const struct bw_net_policy bw_policy_net = {\n";
     out += fmt::format("\t.nrules = {},\n\t.families = {{\n", rules.size());
     for (int f = 0; f < BW_NET_FAMILIES; ++f) {
@@ -282,7 +288,7 @@ std::string net_tables(const NetTables& net)
                            comment_safe(family_name(f)));
     }
     out += "\t},\n};\n";
-    out += fmt::format("static const struct bw_net_rule bw_policy_net_rules[{}] = {{\n", rules.size());
+    out += fmt::format("static const struct bw_net_rule bw_policy_net_rules[{}] = {{\n", capacity);
     for (const auto& r : rules)
         out += net_rule_initializer(r);
     return out + "};\n";

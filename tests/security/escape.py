@@ -3,9 +3,12 @@
 usage: escape.py OPERATION ARGS...
 Exits 0 when the operation succeeded; otherwise prints "errno NAME" and exits 1.
 """
+import array
 import ctypes
 import errno
+import mmap
 import os
+import socket
 import struct
 import sys
 
@@ -15,7 +18,8 @@ libc.syscall.restype = ctypes.c_long
 # x86_64 system call numbers
 SYS = {"tkill": 200, "tgkill": 234, "pidfd_send_signal": 424, "pidfd_open": 434, "bpf": 321,
        "perf_event_open": 298, "init_module": 175, "finit_module": 313, "pivot_root": 155,
-       "process_vm_readv": 310, "process_vm_writev": 311, "ptrace": 101}
+       "process_vm_readv": 310, "process_vm_writev": 311, "ptrace": 101, "memfd_create": 319,
+       "name_to_handle_at": 303, "open_by_handle_at": 304, "io_uring_setup": 425, "io_uring_enter": 426}
 PTRACE_ATTACH, PTRACE_DETACH = 16, 17
 
 
@@ -72,6 +76,171 @@ def with_child(operation):
         os.waitpid(pid, 0)
 
 
+def show(fd):
+    """Prints what fd reads: the suite looks for the secret's content in stdout."""
+    sys.stdout.write(os.read(fd, 4096).decode(errors="replace"))
+    sys.stdout.flush()
+
+
+def oserror(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except OSError as e:
+        print(f"errno {errno.errorcode.get(e.errno, e.errno)}")
+        sys.exit(1)
+
+
+def opath_reopen(path):
+    """An O_PATH descriptor opens nothing; reopening it through /proc/self/fd does."""
+    fd = oserror(os.open, path, os.O_PATH)
+    show(oserror(os.open, f"/proc/self/fd/{fd}", os.O_RDONLY))
+
+
+def fd_serve(sock_path, path, flags):
+    """Outside the sandbox: opens path, hands the descriptor to the first client, exits."""
+    fd = os.open(path, os.O_PATH if flags == "path" else os.O_RDONLY)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(sock_path)
+    srv.listen(1)
+    print("listening", flush=True)
+    conn, _ = srv.accept()
+    conn.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+    conn.close()
+
+
+def fd_receive(sock_path):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    oserror(c.connect, sock_path)
+    _, anc, _, _ = c.recvmsg(1, socket.CMSG_SPACE(4))
+    return array.array("i", anc[0][2][:4])[0]
+
+
+def handle_save(path, out):
+    """Outside the sandbox: the file handle of path (struct file_handle), to a file."""
+    fh = ctypes.create_string_buffer(struct.pack("Ii", 128, 0), 8 + 128)
+    mount_id = ctypes.c_int()
+    syscall("name_to_handle_at", -100, path.encode(), fh, ctypes.byref(mount_id), 0)
+    size = struct.unpack_from("I", fh, 0)[0]
+    with open(out, "wb") as f:
+        f.write(fh.raw[:8 + size])
+
+
+def handle_open(mount_path, handle_file):
+    data = open(handle_file, "rb").read()
+    mount_fd = oserror(os.open, mount_path, os.O_RDONLY | os.O_DIRECTORY)
+    fh = ctypes.create_string_buffer(data, len(data))
+    show(syscall("open_by_handle_at", mount_fd, fh, os.O_RDONLY))
+
+
+class Uring:
+    """A one-entry io_uring through raw system calls (liburing is not everywhere)."""
+    OPENAT, RENAMEAT, LINKAT = 18, 35, 39
+
+    def __init__(self):
+        params = ctypes.create_string_buffer(120)
+        self.fd = syscall("io_uring_setup", 1, params)
+        sq = struct.unpack_from("IIIIIII", params, 40)  # head tail mask entries flags dropped array
+        cq = struct.unpack_from("IIIIII", params, 80)  # head tail mask entries overflow cqes
+        sq_entries, cq_entries = struct.unpack_from("II", params, 0)
+        size = max(sq[6] + 4 * sq_entries, cq[5] + 16 * cq_entries)
+        self.ring = mmap.mmap(self.fd, size, offset=0)  # IORING_FEAT_SINGLE_MMAP: both rings
+        self.sqes = mmap.mmap(self.fd, 64 * sq_entries, offset=0x10000000)
+        self.sq, self.cq = sq, cq
+
+    def submit(self, opcode, fd, addr, length=0, addr2=0, op_flags=0):
+        """Runs one request; returns the completion's result (a descriptor or -errno)."""
+        self.sqes[0:64] = struct.pack("BBHiQQIIQHHiQQ", opcode, 0, 0, fd, addr2, addr, length, op_flags,
+                                      1, 0, 0, 0, 0, 0)
+        tail = struct.unpack_from("I", self.ring, self.sq[1])[0]
+        struct.pack_into("I", self.ring, self.sq[6] + 4 * (tail & self.sq[2]), 0)
+        struct.pack_into("I", self.ring, self.sq[1], tail + 1)
+        syscall("io_uring_enter", self.fd, 1, 1, 1, None, 0)  # IORING_ENTER_GETEVENTS
+        head = struct.unpack_from("I", self.ring, self.cq[0])[0]
+        res = struct.unpack_from("i", self.ring, self.cq[5] + 16 * (head & self.cq[2]) + 8)[0]
+        struct.pack_into("I", self.ring, self.cq[0], head + 1)
+        return res
+
+
+def uring(op, args):
+    ring = Uring()
+    bufs = [ctypes.create_string_buffer(a.encode()) for a in args]
+    if op == "openat":
+        res = ring.submit(Uring.OPENAT, -100, ctypes.addressof(bufs[0]), 0, 0, os.O_RDONLY)
+    else:
+        code = Uring.RENAMEAT if op == "renameat" else Uring.LINKAT
+        res = ring.submit(code, -100, ctypes.addressof(bufs[0]), -100 & 0xffffffff, ctypes.addressof(bufs[1]))
+    if res < 0:
+        print(f"errno {errno.errorcode.get(-res, -res)}")
+        sys.exit(1)
+    if op == "openat":
+        show(res)
+
+
+def memfd_exec(path):
+    """Copies a binary into an anonymous memory file and runs that (fexecve)."""
+    fd = syscall("memfd_create", b"escape", 0)
+    os.write(fd, open(path, "rb").read())
+    oserror(os.execve, fd, [path], {})
+
+
+def deep(mode, root, depth, name_len, leaf, content=""):
+    """A file at the bottom of a chain of directories, walked one openat() at a time so
+    that the whole path may be longer than any path string (create: made, outside)."""
+    fd = oserror(os.open, root, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(int(depth)):
+        if mode == "create":
+            try:
+                os.mkdir("d" * int(name_len), dir_fd=fd)
+            except FileExistsError:
+                pass
+        parent, fd = fd, oserror(os.open, "d" * int(name_len), os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(parent)
+    if mode == "create":
+        with open(os.open(leaf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=fd), "w") as f:
+            f.write(content + "\n")
+    else:
+        show(oserror(os.open, leaf, os.O_RDONLY, dir_fd=fd))
+
+
+def race_rename(a, b, stop):
+    """Outside the sandbox: renames a to b and back until stop exists."""
+    while not os.path.exists(stop):
+        os.rename(a, b)
+        os.rename(b, a)
+
+
+def race_open(secret, public, rounds):
+    """Opens secret and public in turn; counts the reads of each that succeeded."""
+    got = {secret: 0, public: 0}
+    for _ in range(int(rounds)):
+        for path in (secret, public):
+            try:
+                with open(path) as f:
+                    if f.read():
+                        got[path] += 1
+            except OSError:
+                pass
+    print(f"secret-reads {got[secret]} public-reads {got[public]}")
+
+
+def listen(port, log):
+    """Outside the sandbox: accepts TCP connections on 127.0.0.1:port, one log line each."""
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", int(port)))
+    srv.listen(8)
+    print("listening", flush=True)
+    while True:
+        conn, _ = srv.accept()
+        with open(log, "a") as f:
+            f.write("connection\n")
+        conn.close()
+
+
+FAMILIES = {"unix": socket.AF_UNIX, "inet": socket.AF_INET, "netlink": socket.AF_NETLINK,
+            "packet": socket.AF_PACKET}
+
+
 def main():
     op, args = sys.argv[1], sys.argv[2:]
     if op == "bpf-map-create":
@@ -104,6 +273,44 @@ def main():
                "process-vm-readv": lambda p: process_vm("readv", p),
                "process-vm-writev": lambda p: process_vm("writev", p)}
         with_child(ops[name])
+    elif op == "read":
+        show(oserror(os.open, args[0], os.O_RDONLY))
+    elif op == "opath-reopen":
+        opath_reopen(args[0])
+    elif op == "fd-serve":
+        fd_serve(*args)
+    elif op == "fd-read":
+        # fd-read SOCKET: reads the descriptor handed over
+        show(fd_receive(args[0]))
+    elif op == "fd-openat":
+        # fd-openat SOCKET NAME: opens NAME relative to the directory descriptor handed over
+        show(oserror(os.open, args[1], os.O_RDONLY, dir_fd=fd_receive(args[0])))
+    elif op == "handle-save":
+        handle_save(*args)
+    elif op == "handle-open":
+        handle_open(*args)
+    elif op.startswith("uring-"):
+        uring(op[len("uring-"):], args)
+    elif op == "memfd-exec":
+        memfd_exec(args[0])
+    elif op == "fd-exec":
+        # the control of memfd-exec: fexecve of the file itself
+        oserror(os.execve, oserror(os.open, args[0], os.O_RDONLY), [args[0]], {})
+    elif op == "deep":
+        deep(*args)
+    elif op == "race-rename":
+        race_rename(*args)
+    elif op == "race-open":
+        race_open(*args)
+    elif op == "listen":
+        listen(*args)
+    elif op == "connect":
+        oserror(socket.create_connection, ("127.0.0.1", int(args[0])), 5).close()
+    elif op == "bind":
+        s = socket.socket()
+        oserror(s.bind, ("127.0.0.1", int(args[0])))
+    elif op == "socket":
+        oserror(socket.socket, FAMILIES[args[0]], socket.SOCK_DGRAM if args[0] != "packet" else socket.SOCK_RAW).close()
     else:
         sys.exit(f"unknown operation {op}")
 
