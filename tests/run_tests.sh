@@ -331,7 +331,7 @@ run_suite() {
     shift 4
     local out=$log/$name-$k-$backend.log
     t=$(now)
-    scripts/bwvm --kernel "$k" --timeout 900 -- bash "$script" "$bin" "$backend" "$@" >"$out" 2>&1
+    scripts/bwvm --kernel "$k" --timeout 1500 -- bash "$script" "$bin" "$backend" "$@" >"$out" 2>&1
     rc=$?
     echo "$name on $k, backend $backend: $(grep -m1 '^kernel ' "$out"), $(elapsed "$t")s wall, status $rc"
     while read -r line; do

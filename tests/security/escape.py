@@ -224,10 +224,15 @@ def race_open(secret, public, rounds):
 
 
 def listen(port, log):
-    """Outside the sandbox: accepts TCP connections on 127.0.0.1:port, one log line each."""
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", int(port)))
+    """Outside the sandbox: accepts TCP connections on 127.0.0.1:port (or a unix socket's
+    path), one log line each."""
+    if port.startswith("/"):
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind(port)
+    else:
+        srv = socket.socket()
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind(("127.0.0.1", int(port)))
     srv.listen(8)
     print("listening", flush=True)
     while True:
@@ -304,6 +309,9 @@ def main():
         race_open(*args)
     elif op == "listen":
         listen(*args)
+    elif op == "connect" and args[0].startswith("/"):
+        s = socket.socket(socket.AF_UNIX)
+        oserror(s.connect, args[0])
     elif op == "connect":
         oserror(socket.create_connection, ("127.0.0.1", int(args[0])), 5).close()
     elif op == "bind":
@@ -311,6 +319,10 @@ def main():
         oserror(s.bind, ("127.0.0.1", int(args[0])))
     elif op == "socket":
         oserror(socket.socket, FAMILIES[args[0]], socket.SOCK_DGRAM if args[0] != "packet" else socket.SOCK_RAW).close()
+    elif op == "setxattr":
+        oserror(os.setxattr, args[0], "trusted.bw-escape", b"1")
+    elif op == "utime":
+        oserror(os.utime, args[0], (0, 0))
     else:
         sys.exit(f"unknown operation {op}")
 

@@ -18,8 +18,8 @@
 #     unlink: e2e unlink_rmdir_denied; mkdir: e2e mkdir_mknod_symlink_denied
 #     rename: rename_file_into_allowed, rename_denied_dir_out, io_uring_renameat
 #     link: hardlink_of_secret, io_uring_linkat
-#     chmod: chmod_denied; truncate: o_trunc_keeps_content; stat: e2e stat_denied
-#     xattr and utimes: not checked yet (hooks/attr.bpf.h)
+#     chmod: chmod_denied; truncate: o_trunc_keeps_content; xattr: xattr_set_denied;
+#     utimes: utimes_denied; stat: e2e stat_denied
 #     exec: memfd_fexecve, ld_so_denied_binary; mmap: mmap_exec_denied, mprotect_exec_denied
 #     O_CREAT creating files before the denial: o_creat_leaves_no_file
 #   no read/write distinction: o_trunc_keeps_content; e2e read_only_tree, write_denied
@@ -42,7 +42,7 @@ bin=$(cd "${1:?usage: run_security.sh BIN_DIR [maps|c]}" && pwd)
 backend=${2:-maps}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 W=/tmp/bw-sec
-# A tmpfs tree beside the overlay one: file handles and, from 6.2, the paths
+# A tmpfs tree beside the overlay one: file handles, trusted xattrs and, from 6.2, the paths
 # of executable mappings need a file system that is not overlayfs.
 S=/dev/shm/bw-sec
 out=$W/out
@@ -93,9 +93,9 @@ fail() {
 
 run() {
     current=$1
-    local before=$failures
+    local before=$failures start=$SECONDS
     if "test_$1" && [ "$failures" = "$before" ]; then
-        echo "ok $1"
+        echo "ok $1 ($((SECONDS - start)) s)"
     elif [ "$failures" = "$before" ]; then
         fail "returned non-zero"
     fi
@@ -673,6 +673,25 @@ test_chmod_denied() {
     allowed "chmod in allowed/" && [ "$(stat -c %a "$W/allowed/file")" = 600 ] || fail "control: mode not changed"
 }
 
+test_xattr_set_denied() {
+    sandbox files $tool setxattr "$S/readonly/file"
+    denied attr "$S/readonly/file"
+    ! /usr/bin/python3 -c 'import os, sys; os.getxattr(sys.argv[1], "trusted.bw-escape")' "$S/readonly/file" \
+            2>/dev/null || fail "the xattr was set"
+    sandbox files $tool setxattr "$S/allowed/file"
+    allowed "set an xattr in allowed/"
+}
+
+test_utimes_denied() {
+    local before
+    before=$(stat -c %Y "$W/readonly/file")
+    sandbox files $tool utime "$W/readonly/file"
+    denied attr "$W/readonly/file"
+    [ "$(stat -c %Y "$W/readonly/file")" = "$before" ] || fail "mtime changed"
+    sandbox files $tool utime "$W/allowed/file"
+    allowed "utimes in allowed/" && [ "$(stat -c %Y "$W/allowed/file")" = 0 ] || fail "control: mtime not set"
+}
+
 # --- network (policies/net.bwp) -----------------------------------------------------------
 
 test_socket_family_denied() {
@@ -685,14 +704,17 @@ test_socket_family_denied() {
     allowed "a unix socket"
 }
 
-# listen_on PORT: a listener outside the sandbox that logs each connection to $W/PORT.log.
+# listen_on PORT|PATH: a listener outside the sandbox, TCP on 127.0.0.1:PORT or a unix
+# socket at PATH, that logs each connection to $W/PORT.log or PATH.log.
 listen_on() {
-    rm -f "$W/$1.log"
-    $esc listen "$1" "$W/$1.log" >"$W/$1.ready" &
+    local log=$W/$1.log
+    [[ $1 == /* ]] && log=$1.log
+    rm -f "$log"
+    $esc listen "$1" "$log" >"$log.ready" &
     listeners+=("$!")
     local i
     for i in $(seq 300); do
-        grep -q listening "$W/$1.ready" 2>/dev/null && return 0
+        grep -q listening "$log.ready" 2>/dev/null && return 0
         sleep 0.1
     done
     fail "the listener on $1 did not start"
@@ -714,6 +736,19 @@ test_connect_denied_address() {
     sleep 0.3
     [ ! -s "$W/47502.log" ] || fail "the denied listener saw a connection"
     [ -s "$W/47501.log" ] || fail "control: the allowed listener saw nothing"
+    stop_listeners
+}
+
+test_unix_socket_outside_denied() {
+    # `net allow family unix` reaches no socket file the path rules deny (a docker.sock).
+    listen_on "$W/secret/daemon.sock" && listen_on "$W/allowed/ctl.sock" || { stop_listeners; return 1; }
+    sandbox files $tool connect "$W/secret/daemon.sock"
+    denied write "$W/secret/daemon.sock"
+    sandbox files $tool connect "$W/allowed/ctl.sock"
+    allowed "connect to allowed/ctl.sock"
+    sleep 0.3
+    [ ! -s "$W/secret/daemon.sock.log" ] || fail "the denied socket saw a connection"
+    [ -s "$W/allowed/ctl.sock.log" ] || fail "control: the allowed socket saw nothing"
     stop_listeners
 }
 
@@ -769,7 +804,7 @@ for t in ${BW_SEC_ONLY:-cgroup_procs_of_parent cgroup_mkdir bpf_map_create bpffs
     scm_rights_dir_fd_no_path_access open_by_handle_at io_uring_openat io_uring_renameat io_uring_linkat \
     memfd_fexecve ld_so_denied_binary mmap_exec_denied mprotect_exec_denied path_over_path_max deep_tree \
     unicode_newline_names rename_open_race o_creat_leaves_no_file o_trunc_keeps_content chmod_denied \
-    socket_family_denied connect_denied_address bind_denied_port \
+    xattr_set_denied utimes_denied socket_family_denied connect_denied_address unix_socket_outside_denied bind_denied_port \
     setuid_root_read_denied setuid_root_signal_outside}; do
     run "$t"
 done
