@@ -9,48 +9,33 @@
  */
 #include "common.bpf.h"
 
+/*
+ * cgroup id -> one of the sandbox's tables: an array of entries of `value_bytes` each,
+ * made to the policy's size when bwrun installs the sandbox. The inner value is given by
+ * size: clang's BTF for a map-in-map keeps only a forward declaration of its type.
+ */
+#define BW_PER_SANDBOX_TABLE(value_bytes)                                                  \
+	struct {                                                                          \
+		__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);                                  \
+		__uint(max_entries, BW_MAX_SANDBOXES);                                    \
+		__type(key, __u64);                                                       \
+		__array(values, struct {                                                  \
+			__uint(type, BPF_MAP_TYPE_ARRAY);                                 \
+			__uint(map_flags, BPF_F_INNER_MAP);                               \
+			__uint(max_entries, 1);                                           \
+			__uint(key_size, sizeof(__u32));                                  \
+			__uint(value_size, value_bytes);                                  \
+		});                                                                       \
+	}
+
 /* cgroup id -> transition table: next state = table[state * nclasses + class]. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
-	__uint(max_entries, BW_MAX_SANDBOXES);
-	__type(key, __u64);
-	__array(values, struct {
-		__uint(type, BPF_MAP_TYPE_ARRAY);
-		__uint(map_flags, BPF_F_INNER_MAP);
-		__uint(max_entries, 1);
-		__type(key, __u32);
-		__type(value, __u32);
-	});
-} bw_trans SEC(".maps");
+BW_PER_SANDBOX_TABLE(sizeof(__u32)) bw_trans SEC(".maps");
 
-/* cgroup id -> per-state decisions. The inner value is given by size: clang's BTF
- * for a map-in-map keeps only a forward declaration of the inner value type. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
-	__uint(max_entries, BW_MAX_SANDBOXES);
-	__type(key, __u64);
-	__array(values, struct {
-		__uint(type, BPF_MAP_TYPE_ARRAY);
-		__uint(map_flags, BPF_F_INNER_MAP);
-		__uint(max_entries, 1);
-		__uint(key_size, sizeof(__u32));
-		__uint(value_size, sizeof(struct bw_accept));
-	});
-} bw_accepts SEC(".maps");
+/* cgroup id -> per-state decisions. */
+BW_PER_SANDBOX_TABLE(sizeof(struct bw_accept)) bw_accepts SEC(".maps");
 
-/* cgroup id -> decision chains (struct bw_link), by size for the same reason. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
-	__uint(max_entries, BW_MAX_SANDBOXES);
-	__type(key, __u64);
-	__array(values, struct {
-		__uint(type, BPF_MAP_TYPE_ARRAY);
-		__uint(map_flags, BPF_F_INNER_MAP);
-		__uint(max_entries, 1);
-		__uint(key_size, sizeof(__u32));
-		__uint(value_size, sizeof(struct bw_link));
-	});
-} bw_links SEC(".maps");
+/* cgroup id -> decision chains. */
+BW_PER_SANDBOX_TABLE(sizeof(struct bw_link)) bw_links SEC(".maps");
 
 static int bw_policy_tables(struct bw_walk *w, __u64 cgid)
 {
@@ -113,18 +98,7 @@ static const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
 
 /* cgroup id -> the sandbox's device rules by number, most specific first (devices.bpf.h);
  * the array ends with the last rule. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
-	__uint(max_entries, BW_MAX_SANDBOXES);
-	__type(key, __u64);
-	__array(values, struct {
-		__uint(type, BPF_MAP_TYPE_ARRAY);
-		__uint(map_flags, BPF_F_INNER_MAP);
-		__uint(max_entries, 1);
-		__uint(key_size, sizeof(__u32));
-		__uint(value_size, sizeof(struct bw_device_rule));
-	});
-} bw_devices SEC(".maps");
+BW_PER_SANDBOX_TABLE(sizeof(struct bw_device_rule)) bw_devices SEC(".maps");
 
 static int bw_device_rules(__u64 cgid, void **rules)
 {
@@ -151,18 +125,7 @@ struct {
 } bw_net SEC(".maps");
 
 /* cgroup id -> the sandbox's endpoint rules, most specific first. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
-	__uint(max_entries, BW_MAX_SANDBOXES);
-	__type(key, __u64);
-	__array(values, struct {
-		__uint(type, BPF_MAP_TYPE_ARRAY);
-		__uint(map_flags, BPF_F_INNER_MAP);
-		__uint(max_entries, 1);
-		__uint(key_size, sizeof(__u32));
-		__uint(value_size, sizeof(struct bw_net_rule));
-	});
-} bw_net_rules SEC(".maps");
+BW_PER_SANDBOX_TABLE(sizeof(struct bw_net_rule)) bw_net_rules SEC(".maps");
 
 #include "hooks/net.bpf.h"
 

@@ -49,24 +49,7 @@ setup() {
     bwc "$W/allow-all.bwp" --backend="$backend" -o "$W/allow-all.o" 2>/dev/null || return 1
 }
 
-failures=0
-current=
-fail() {
-    echo "not ok $current: $*"
-    failures=$((failures + 1))
-    return 1
-}
-
-# run NAME: runs test_NAME; a test passes when it returns 0 without calling fail.
-run() {
-    current=$1
-    local before=$failures start=$SECONDS
-    if "test_$1" && [ "$failures" = "$before" ]; then
-        echo "ok $1 ($((SECONDS - start)) s)"
-    elif [ "$failures" = "$before" ]; then
-        fail "returned non-zero"
-    fi
-}
+. "$here/../lib/vm_suite.sh"
 
 # sandbox POLICY CMD...: runs CMD under bwrun; stdout, stderr and status land in $out.
 sandbox() {

@@ -53,23 +53,7 @@ setup() {
         listen tcp @bw-net-abstract 0 unix-abstract
 }
 
-failures=0
-current=
-fail() {
-    echo "not ok $current: $*"
-    failures=$((failures + 1))
-    return 1
-}
-
-run() {
-    current=$1
-    local before=$failures
-    if "test_$1" && [ "$failures" = "$before" ]; then
-        echo "ok $1"
-    elif [ "$failures" = "$before" ]; then
-        fail "returned non-zero"
-    fi
-}
+. "$here/../lib/vm_suite.sh"
 
 # probe POLICY ARGS...: net_probe.py ARGS in a sandbox; stdout, stderr and status in $out.
 probe() {

@@ -41,23 +41,7 @@ setup() {
     gcc -O1 -o "$W/int80" "$W/int80.c" 2>"$out/gcc.err" || { echo "gcc failed: $(cat "$out/gcc.err")"; return 1; }
 }
 
-failures=0
-current=
-fail() {
-    echo "not ok $current: $*"
-    failures=$((failures + 1))
-    return 1
-}
-
-run() {
-    current=$1
-    local before=$failures
-    if "test_$1" && [ "$failures" = "$before" ]; then
-        echo "ok $1"
-    elif [ "$failures" = "$before" ]; then
-        fail "returned non-zero"
-    fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/vm_suite.sh"
 
 sandbox() {
     local policy=$1

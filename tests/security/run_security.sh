@@ -83,23 +83,7 @@ setup_files() {
     cp /usr/bin/true "$1/noexec/true"
 }
 
-failures=0
-current=
-fail() {
-    echo "not ok $current: $*"
-    failures=$((failures + 1))
-    return 1
-}
-
-run() {
-    current=$1
-    local before=$failures start=$SECONDS
-    if "test_$1" && [ "$failures" = "$before" ]; then
-        echo "ok $1 ($((SECONDS - start)) s)"
-    elif [ "$failures" = "$before" ]; then
-        fail "returned non-zero"
-    fi
-}
+. "$here/../lib/vm_suite.sh"
 
 # sandbox POLICY CMD...: runs CMD under bwrun; stdout, stderr and status land in $out.
 sandbox() {

@@ -20,23 +20,7 @@ outside=$W/outside
 out=$W/out
 export LC_ALL=C
 
-failures=0
-current=
-fail() {
-    echo "not ok $current: $*"
-    failures=$((failures + 1))
-    return 1
-}
-
-run() {
-    current=$1
-    local before=$failures start=$SECONDS
-    if "test_$1" && [ "$failures" = "$before" ]; then
-        echo "ok $1 ($((SECONDS - start)) s)"
-    elif [ "$failures" = "$before" ]; then
-        fail "returned non-zero"
-    fi
-}
+. "$here/../lib/vm_suite.sh"
 
 setup() {
     rm -rf "$W"
