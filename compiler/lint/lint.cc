@@ -70,17 +70,22 @@ std::string describe(const ir::Policy& policy, ir::RuleId id)
 struct Sensitive {
     std::string path;
     ir::AccessMask accesses;
+    // The invariant that keeps it closed whatever the path rules say (by device number,
+    // not by a path rule the evaluator would see), unless the policy declares it unsafe.
+    ir::InvariantMask kept_by = 0;
 };
 
 std::vector<Sensitive> sensitive_paths(const ir::Policy& policy)
 {
     const auto rw = static_cast<ir::AccessMask>(ir::bit(Access::Read) | ir::bit(Access::Write));
     const auto w = ir::bit(Access::Write);
+    const auto devices = static_cast<ir::InvariantMask>(ir::Invariant::Devices);
     std::vector<Sensitive> out = {
         {"/etc/shadow", rw}, {"/etc/gshadow", rw}, {"/etc/sudoers", rw}, {"/etc/sudoers.d/local", rw},
         {"/root/.ssh/id_rsa", rw}, {"/proc/sys/kernel/core_pattern", w}, {"/sys/fs/cgroup/cgroup.procs", w},
-        {"/sys/fs/bpf/pinned", rw}, {"/dev/mem", rw}, {"/dev/kmem", rw}, {"/dev/port", rw}, {"/dev/sda", rw},
-        {"/dev/nvme0n1", rw}, {"/dev/vda", rw}, {"/run/docker.sock", w},
+        {"/sys/fs/bpf/pinned", rw}, {"/dev/mem", rw, devices}, {"/dev/kmem", rw, devices},
+        {"/dev/port", rw, devices}, {"/dev/sda", rw, devices}, {"/dev/nvme0n1", rw, devices},
+        {"/dev/vda", rw, devices}, {"/run/docker.sock", w},
         {"/run/containerd/containerd.sock", w}, {"/run/podman/podman.sock", w}, {"/run/bumblewrap/lock", rw},
         {"/sys/fs/bpf/bumblewrap/bw_sandboxes", rw},
     };
@@ -224,6 +229,8 @@ private:
         // (deciding rule, access) -> sensitive paths it grants
         std::map<std::pair<ir::RuleId, Access>, std::vector<std::string>> grants;
         for (const auto& s : sensitive_paths(policy_)) {
+            if (policy_.invariants() & s.kept_by)
+                continue;
             for (const auto access : accesses_of(s.accesses)) {
                 ir::PathQuery q;
                 q.access = access;
