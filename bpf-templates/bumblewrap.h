@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 6
+#define BW_ABI_VERSION 7
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -100,10 +100,15 @@ struct bw_sandbox {
 	__u32 invariants;       /* enum bw_invariant: those in force */
 };
 
+/* `when exe` patterns: a policy names at most this many, each one bit of a mask. */
+#define BW_MAX_EXE_PATTERNS 32
+
 /* Per DFA state: for each access kind, the decision for a path ending here and the
- * rule that made it (decision NONE: the sandbox's default decides). */
+ * rule that made it (decision NONE: the sandbox's default decides); and the `when exe`
+ * patterns that an executable whose path ends here matches (a mask of pattern numbers). */
 struct bw_accept {
 	__u32 rule[BW_ACCESS_KINDS];
+	__u32 exe;
 	__u8 decision[BW_ACCESS_KINDS];
 	__u8 pad;
 };
@@ -113,7 +118,8 @@ struct bw_accept {
  * strongest first, down to the first that holds whatever the process and the access
  * (last set). The first link whose conditions hold decides; decision NONE: the sandbox's
  * default. uid and gid are the task's fsuid and fsgid; owner: the file's owner is the
- * fsuid; open_flags: O_* bits the open must carry (only file_open has any).
+ * fsuid; open_flags: O_* bits the open must carry (only file_open has any); exe: the
+ * `when exe` patterns the task's executable must match (bw_accept.exe of its path).
  */
 struct bw_link {
 	__u32 rule;
@@ -126,6 +132,7 @@ struct bw_link {
 	__u32 uid_hi;
 	__u32 gid_lo;
 	__u32 gid_hi;
+	__u32 exe;
 };
 
 /* Scratch space per task: the resolved path, written right to left so that it ends at

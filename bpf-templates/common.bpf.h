@@ -42,6 +42,23 @@ struct {
 	__type(value, struct bw_scratch);
 } bw_scratch SEC(".maps");
 
+/*
+ * A task's `when exe` patterns (hooks/exe.bpf.h): exe, those its executable matches; and
+ * exe_pending, those of the last binary or interpreter its exec in progress checked,
+ * which become exe when the exec can no longer fail. A task without this has none.
+ */
+struct bw_task {
+	__u32 exe;
+	__u32 exe_pending;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bw_task);
+} bw_tasks SEC(".maps");
+
 /* A walk of one path through the sandbox's automaton: path[start] is its first byte. */
 struct bw_walk {
 	const char *path;

@@ -14,7 +14,12 @@
  *	the decision (enum bw_decision) for `kind` at the walk's final state, and its rule;
  *	BW_DECISION_CHAIN when conditions decide, with the chain's first link as the rule;
  *   const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
- *	a link of the decision chains, NULL when there is none at that index.
+ *	a link of the decision chains, NULL when there is none at that index;
+ *   int bw_policy_exe(struct bw_walk *w, __u32 *patterns)
+ *	the `when exe` patterns a path ending in the walk's final state matches; non-zero
+ *	when they are missing (the exec fails closed);
+ *   BW_RECORDS_EXE
+ *	1 when the policy has `when exe` patterns, so that exec records them.
  */
 #ifndef BUMBLEWRAP_DECIDE_BPF_H
 #define BUMBLEWRAP_DECIDE_BPF_H
@@ -31,6 +36,9 @@ struct bw_hook {
 #define BW_PATHLESS_DENIED (1u << 31)
 /* With the kinds of bw_check: a dentry outside the mount's tree returns -EXDEV unreported. */
 #define BW_OTHER_TREE_SILENT (1u << 30)
+/* With the kinds of bw_check: an allowed path is an executable; record its `when exe`
+ * patterns as the task's pending ones (hooks/exe.bpf.h commits them). */
+#define BW_RECORD_EXE (1u << 29)
 
 /* Non-zero when the current task runs in a sandbox; the hook has nothing to do otherwise. */
 static __always_inline int bw_hook_enter(struct bw_hook *h)
@@ -46,13 +54,14 @@ static __always_inline __u32 bw_first_kind(__u32 kinds)
 }
 
 /* What conditions see of an access: the task's fsuid and fsgid, whether it owns the file,
- * and the open's flags. */
+ * the open's flags, and the `when exe` patterns of the task's executable. */
 struct bw_chain {
 	struct bw_walk *w;
 	__u32 fsuid;
 	__u32 fsgid;
 	__u32 owner;
 	__u32 open_flags;
+	__u32 exe;
 	__u32 at;
 	__u32 decision;
 	__u32 rule;
@@ -65,7 +74,7 @@ static __always_inline int bw_link_holds(const struct bw_link *l, const struct b
 {
 	return c->fsuid >= l->uid_lo && c->fsuid <= l->uid_hi && c->fsgid >= l->gid_lo &&
 	       c->fsgid <= l->gid_hi && (!l->owner || c->owner) &&
-	       (c->open_flags & l->open_flags) == l->open_flags;
+	       (c->open_flags & l->open_flags) == l->open_flags && (c->exe & l->exe) == l->exe;
 }
 
 /* One link: the first that holds decides; the last holds whatever the access. */
@@ -98,10 +107,14 @@ static __u32 bw_chain_decide(struct bw_walk *w, struct dentry *dentry, __u32 ope
 		.rule = w->sandbox->default_rule,
 	};
 	const struct cred *cred;
+	struct bw_task *t;
 	struct inode *inode;
 	__u32 owner;
 
 	*rule = c.rule;
+	t = bpf_task_storage_get(&bw_tasks, task, 0, 0);
+	if (t)
+		c.exe = t->exe;
 	/*
 	 * The task's own credentials: the subjective ones (task->cred) are the mounter's
 	 * while overlayfs opens its layers, after the overlay file was decided with ours.
@@ -125,6 +138,22 @@ static __u32 bw_chain_decide(struct bw_walk *w, struct dentry *dentry, __u32 ope
 	}
 	*rule = c.rule;
 	return c.decision;
+}
+
+/* Keeps the `when exe` patterns of an executable the walk reached as the task's pending
+ * ones; non-zero when they cannot be kept. */
+static int bw_record_exe(struct bw_walk *w)
+{
+	struct bw_task *t;
+	__u32 patterns;
+
+	if (bw_policy_exe(w, &patterns))
+		return -1;
+	t = bpf_task_storage_get(&bw_tasks, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return -1;
+	t->exe_pending = patterns;
+	return 0;
 }
 
 /*
@@ -186,6 +215,11 @@ static int bw_check_open(const struct bw_hook *h, const struct vfsmount *mnt, st
 			bw_report(h->cgid, scratch->path + start, BW_PATH_MAX - start, k, rule);
 			return -EACCES;
 		}
+	}
+	if ((kinds & BW_RECORD_EXE) && bw_record_exe(&w)) {
+		bw_report(h->cgid, scratch->path + start, BW_PATH_MAX - start, BW_ACCESS_EXEC,
+			  h->sandbox->default_rule);
+		return -EACCES;
 	}
 	return 0;
 }

@@ -82,6 +82,19 @@ static const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
 	return bpf_map_lookup_elem(w->links, &index);
 }
 
+/* Any sandbox's policy may have `when exe` rules. */
+#define BW_RECORDS_EXE 1
+
+static int bw_policy_exe(struct bw_walk *w, __u32 *patterns)
+{
+	const struct bw_accept *a = bpf_map_lookup_elem(w->accepts, &w->state);
+
+	if (!a)
+		return -1;
+	*patterns = a->exe;
+	return 0;
+}
+
 /* The path hooks. */
 #include "hooks/file_open.bpf.h"
 #include "hooks/create.bpf.h"
@@ -93,6 +106,7 @@ static const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
 #include "hooks/truncate.bpf.h"
 #include "hooks/metadata.bpf.h"
 #include "hooks/exec.bpf.h"
+#include "hooks/exe.bpf.h"
 #include "hooks/unix.bpf.h"
 #include "hooks/ioctl.bpf.h"
 

@@ -20,9 +20,13 @@
  *   BW_POLICY_INVARIANTS			enum bw_invariant: those with hooks the policy keeps
  *   BW_HOOK_INVARIANTS			1 when that is any
  *   bw_policy_classes[256]			byte -> class
+ *   BW_POLICY_EXE_PATTERNS			the number of `when exe` patterns
+ *   BW_HOOK_EXE				1 when there are any (hooks/exe.bpf.h)
  *   BW_POLICY_INLINE_DECISIONS			1 when it also defines
  *   __u64 bw_policy_decision(__u32 state, __u32 kind)
  *	decision | rule << 8 for a path ending in `state` (CHAIN: the rule is a link)
+ *   __u32 bw_policy_exe_patterns(__u32 state)	when there are exe patterns: those a
+ *	path ending in `state` matches
  *   BW_HOOK_IOCTL				1 when the policy has device rules
  *   BW_POLICY_DEVICE_RULES, bw_policy_device_rules[]	the device rules, when any
  *   BW_HOOK_NET				1 when the network hooks are needed; then also
@@ -86,6 +90,8 @@ static const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
 	return bpf_map_lookup_elem(&bw_links, &index);
 }
 
+#define BW_RECORDS_EXE (BW_POLICY_EXE_PATTERNS > 0)
+
 #if BW_POLICY_INLINE_DECISIONS
 static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 {
@@ -93,6 +99,16 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 
 	*rule = d >> 8;
 	return d & 0xff;
+}
+
+static int bw_policy_exe(struct bw_walk *w, __u32 *patterns)
+{
+#if BW_POLICY_EXE_PATTERNS
+	*patterns = bw_policy_exe_patterns(w->state);
+#else
+	*patterns = 0;
+#endif
+	return 0;
 }
 #else
 struct {
@@ -105,6 +121,16 @@ struct {
 static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 {
 	return bw_accept_decide(bpf_map_lookup_elem(&bw_accepts, &w->state), w->sandbox, kind, rule);
+}
+
+static int bw_policy_exe(struct bw_walk *w, __u32 *patterns)
+{
+	const struct bw_accept *a = bpf_map_lookup_elem(&bw_accepts, &w->state);
+
+	if (!a)
+		return -1;
+	*patterns = a->exe;
+	return 0;
 }
 #endif
 
@@ -138,6 +164,9 @@ static __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
 #endif
 #if BW_HOOK_EXEC
 #include "hooks/exec.bpf.h"
+#endif
+#if BW_HOOK_EXE
+#include "hooks/exe.bpf.h"
 #endif
 #if BW_HOOK_UNIX
 #include "hooks/unix.bpf.h"

@@ -181,7 +181,7 @@ format_refused() { # NAME EXPECTED_STATUS COMMAND...
     shift 2
     "$@" >"$log/cli.out" 2>&1
     local rc=$?
-    if [ "$rc" = "$want" ] && grep -q "policy format version 1 is not supported (this build reads version 7); recompile the policy with this bwc" "$log/cli.out"; then
+    if [ "$rc" = "$want" ] && grep -q "policy format version 1 is not supported (this build reads version 8); recompile the policy with this bwc" "$log/cli.out"; then
         pass "[cli] $name: refuses a format 1 artifact, naming both versions"
     else
         fail "[cli] $name on a format 1 artifact (status $rc, wanted $want): $(head -c 400 "$log/cli.out")"

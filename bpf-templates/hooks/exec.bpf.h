@@ -4,6 +4,7 @@
  * (bprm_check_security), and executable mappings of files, which is how the dynamic
  * loader runs code: `ld.so /denied/program` opens the program for reading only, then
  * maps it PROT_EXEC (mmap_file), or makes a mapping executable later (file_mprotect).
+ * execve also records which `when exe` patterns each binary matches (hooks/exe.bpf.h).
  */
 #ifndef BUMBLEWRAP_HOOK_EXEC_H
 #define BUMBLEWRAP_HOOK_EXEC_H
@@ -24,7 +25,7 @@ static __always_inline int bw_check_exec(struct file *file, __u32 pathless, int 
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bw_bprm_check_security, struct linux_binprm *bprm, int ret)
 {
-	return bw_check_exec(bprm->file, BW_PATHLESS_DENIED, ret);
+	return bw_check_exec(bprm->file, BW_PATHLESS_DENIED | (BW_RECORDS_EXE ? BW_RECORD_EXE : 0), ret);
 }
 
 /* prot, not reqprot: what the mapping gets (READ_IMPLIES_EXEC may add PROT_EXEC). */

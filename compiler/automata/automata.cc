@@ -147,8 +147,9 @@ void report_too_large(const ir::Policy& policy, const std::vector<std::vector<st
                       const std::vector<std::uint32_t>& first_state, const AutomatonLimits& limits,
                       Diagnostics& diags)
 {
-    std::vector<std::size_t> states_with(policy.rules.size(), 0);
-    std::vector<std::size_t> seen(policy.rules.size(), 0); // the last DFA state (+1) counted per rule
+    // `when exe` patterns own the ranges after the rules'; they are not named.
+    std::vector<std::size_t> states_with(first_state.size(), 0);
+    std::vector<std::size_t> seen(first_state.size(), 0); // the last DFA state (+1) counted per rule
     for (std::size_t s = 0; s < sets.size(); ++s) {
         for (const auto n : sets[s]) {
             const auto it = std::upper_bound(first_state.begin(), first_state.end(), n);
@@ -162,6 +163,7 @@ void report_too_large(const ir::Policy& policy, const std::vector<std::vector<st
         }
     }
     std::vector<std::size_t> order(policy.rules.size());
+    states_with.resize(policy.rules.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t x, std::size_t y) { return states_with[x] > states_with[y]; });
@@ -196,9 +198,7 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
         // Invariants are enforced by every hook there is, and more by hooks of their own.
         if (r.invariant)
             continue;
-        if (!r.conditions.exe.empty())
-            refuse(r.origin, "`when exe` conditions on path rules");
-        else if (r.decision == ir::Decision::Deny)
+        if (r.decision == ir::Decision::Deny)
             unenforced |= r.accesses;
     }
     unenforced &= static_cast<ir::AccessMask>(~kEnforcedAccesses);
@@ -206,6 +206,25 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
         diags.report(DiagKind::UnenforcedAccesses, p.path_default.origin.loc, ir::to_string(unenforced))
             .hints.push_back("their denials take effect once bwrun has hooks for them; device rules' `ioctl` "
                              "lists are checked");
+    // Each distinct exe pattern with the first rule, in source order, that names it.
+    std::map<std::string_view, const ir::Provenance*> exe;
+    auto position = [](const ir::Provenance* o) { return std::tie(o->file, o->line, o->column); };
+    for (const auto& r : p.rules) {
+        for (const auto& e : r.conditions.exe) {
+            auto [it, inserted] = exe.try_emplace(e, &r.origin);
+            if (!inserted && position(&r.origin) < position(it->second))
+                it->second = &r.origin;
+        }
+    }
+    if (exe.size() > BW_MAX_EXE_PATTERNS) {
+        std::vector<const ir::Provenance*> first;
+        for (const auto& [pattern, origin] : exe)
+            first.push_back(origin);
+        std::sort(first.begin(), first.end(), [&](auto* x, auto* y) { return position(x) < position(y); });
+        refuse(*first[BW_MAX_EXE_PATTERNS],
+               fmt::format("more than {} distinct `when exe` patterns ({} in all; this rule names the first beyond)",
+                           BW_MAX_EXE_PATTERNS, exe.size()));
+    }
     for (const auto& r : p.audits)
         refuse(r.origin, "`audit` rules");
     for (const auto& r : p.net) {
@@ -300,22 +319,34 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
     if (!refuse_unenforced(policy, diags))
         return std::nullopt;
 
-    // One NFA for all patterns, from a shared start.
+    Automaton a;
+    for (const auto& r : policy.rules) {
+        for (const auto& e : r.conditions.exe) {
+            if (std::find(a.exe_patterns.begin(), a.exe_patterns.end(), e) == a.exe_patterns.end())
+                a.exe_patterns.push_back(e);
+        }
+    }
+
+    // One NFA for all patterns, from a shared start: the rules' (accept i: rule i), then
+    // the exe patterns' (accept rules + j: exe pattern j).
     Nfa nfa;
     const auto start = nfa.add();
     std::vector<std::uint32_t> first_state;
-    for (std::size_t i = 0; i < policy.rules.size(); ++i) {
+    auto add = [&](std::string_view pattern) {
         const auto begin = nfa.add();
         first_state.push_back(begin);
         nfa.states[start].epsilon.push_back(begin);
-        const auto end = add_pattern(nfa, begin, policy.rules[i].pattern);
+        const auto end = add_pattern(nfa, begin, pattern);
         const auto accept = nfa.add();
         nfa.states[end].epsilon.push_back(accept);
-        nfa.states[accept].accept = static_cast<int>(i);
-    }
+        nfa.states[accept].accept = static_cast<int>(first_state.size() - 1);
+    };
+    for (const auto& r : policy.rules)
+        add(r.pattern);
+    for (const auto& e : a.exe_patterns)
+        add(e);
 
     // Byte classes: bytes that belong to exactly the same edge sets behave alike.
-    Automaton a;
     std::map<std::vector<bool>, std::uint8_t> signatures;
     std::vector<bool> none(nfa.sets.size(), false);
     signatures[none] = 0;
@@ -373,12 +404,17 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
     a.accepts.resize(a.nstates);
     ChainBuilder chains(policy, a);
     for (std::uint32_t s = 0; s < a.nstates; ++s) {
+        auto& acc = a.accepts[s];
         std::vector<std::size_t> matching;
         for (const auto n : sets[s]) {
-            if (nfa.states[n].accept >= 0)
-                matching.push_back(static_cast<std::size_t>(nfa.states[n].accept));
+            const auto accept = nfa.states[n].accept;
+            if (accept < 0)
+                continue;
+            if (static_cast<std::size_t>(accept) < policy.rules.size())
+                matching.push_back(static_cast<std::size_t>(accept));
+            else
+                acc.exe |= 1u << (static_cast<std::size_t>(accept) - policy.rules.size());
         }
-        auto& acc = a.accepts[s];
         for (std::size_t k = 0; k < ir::kAccessKinds; ++k)
             chains.decide(matching, static_cast<ir::Access>(k), acc);
         bool absorbing = s != BW_DEAD_STATE;
@@ -389,20 +425,47 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
     return a;
 }
 
-ir::Verdict simulate(const Automaton& a, const ir::Policy& policy, const ir::PathQuery& q)
+std::uint32_t exe_mask(const Automaton& a, const ir::Conditions& c)
 {
-    // Mirrors bw_policy_step() in generic.bpf.c and bw_chain_decide() in common.bpf.h.
+    std::uint32_t mask = 0;
+    for (const auto& e : c.exe)
+        mask |= 1u << (std::find(a.exe_patterns.begin(), a.exe_patterns.end(), e) - a.exe_patterns.begin());
+    return mask;
+}
+
+namespace {
+
+// Mirrors bw_policy_step() in generic.bpf.c.
+std::uint32_t walk(const Automaton& a, std::string_view path)
+{
     std::uint32_t state = BW_START_STATE;
-    for (const char c : q.path) {
+    for (const char c : path) {
         state = a.next(state, static_cast<unsigned char>(c));
         if (state == BW_DEAD_STATE || a.accepts[state].absorbing)
             break;
     }
+    return state;
+}
+
+} // namespace
+
+ir::Verdict simulate(const Automaton& a, const ir::Policy& policy, const ir::PathQuery& q)
+{
+    // Mirrors bw_check_open() and bw_chain_decide() in decide.bpf.h: the exe patterns come
+    // from the walk of the executable's path, as bprm_check_security records them.
+    const auto state = walk(a, q.path);
+    const auto task_exe = a.accepts[walk(a, q.exe)].exe;
+    auto holds = [&](const ir::Conditions& c) {
+        auto others = c;
+        others.exe.clear();
+        const auto mask = exe_mask(a, c);
+        return (task_exe & mask) == mask && ir::conditions_hold(others, q);
+    };
     const auto k = static_cast<std::size_t>(q.access);
     Link link{0, a.accepts[state].decision[k], a.accepts[state].rule[k]};
     if (link.decision == BW_DECISION_CHAIN) {
         for (auto i = link.rule;; ++i) {
-            if (link = a.links[i]; ir::conditions_hold(a.conditions[link.conditions], q))
+            if (link = a.links[i]; holds(a.conditions[link.conditions]))
                 break;
         }
     }
@@ -417,6 +480,8 @@ std::string dump(const Automaton& a)
                                   a.trans.size());
     for (std::uint32_t s = BW_START_STATE; s < a.nstates; ++s) {
         out += fmt::format("  state {}{}", s, a.accepts[s].absorbing ? " (absorbing)" : "");
+        if (a.accepts[s].exe != 0)
+            out += fmt::format(" exe={:#x}", a.accepts[s].exe);
         for (std::size_t k = 0; k < ir::kAccessKinds; ++k) {
             const auto d = a.accepts[s].decision[k];
             if (d != BW_DECISION_NONE)
@@ -446,6 +511,8 @@ std::string dump(const Automaton& a)
                            l.decision == BW_DECISION_NONE ? "default" : l.decision == BW_DECISION_ALLOW ? "allow" : "deny",
                            l.rule, l.conditions == 0 ? " (end)" : "");
     }
+    for (std::size_t i = 0; i < a.exe_patterns.size(); ++i)
+        out += fmt::format("  exe pattern {:#x}: {}\n", 1u << i, a.exe_patterns[i]);
     return out;
 }
 

@@ -28,6 +28,7 @@ namespace bw {
 struct StateAccept {
     std::array<ir::RuleId, ir::kAccessKinds> rule{};       // 0: no rule, the default decides; CHAIN: a link
     std::array<std::uint8_t, ir::kAccessKinds> decision{}; // enum bw_decision
+    std::uint32_t exe = 0; // bit i: exe_patterns[i] matches a path ending here
     bool absorbing = false;
 };
 
@@ -49,6 +50,8 @@ struct Automaton {
     std::vector<ir::Conditions> conditions{ir::Conditions{}};
     // The decision chains, each ending with an unconditional link; link 0 is in none.
     std::vector<Link> links{Link{}};
+    // The distinct `when exe` patterns of the path rules; the index is the mask bit.
+    std::vector<std::string> exe_patterns;
 
     std::uint32_t next(std::uint32_t state, unsigned char byte) const
     {
@@ -71,6 +74,9 @@ inline constexpr ir::AccessMask kEnforcedAccesses =
     ir::bit(ir::Access::Exec) | ir::bit(ir::Access::Create) | ir::bit(ir::Access::Delete) |
     ir::bit(ir::Access::Rename) | ir::bit(ir::Access::Link) | ir::bit(ir::Access::Metadata) |
     ir::bit(ir::Access::Attr);
+
+// The mask of `c`'s exe patterns, which a task's mask must hold all of.
+std::uint32_t exe_mask(const Automaton& automaton, const ir::Conditions& c);
 
 std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics& diags,
                                           const AutomatonLimits& limits = {});

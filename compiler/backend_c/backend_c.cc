@@ -19,6 +19,7 @@ struct Hook {
     const char* macro;
     ir::AccessMask accesses;
     bool devices = false; // device rules decide there too (hooks/devices.bpf.h)
+    bool exe = false;     // it records the `when exe` patterns at exec (hooks/exe.bpf.h)
 };
 // One entry per hooks/<name>.bpf.h.
 constexpr Hook kHooks[] = {
@@ -35,19 +36,19 @@ constexpr Hook kHooks[] = {
     {"attr", "BW_HOOK_ATTR", ir::bit(ir::Access::Attr) | ir::bit(ir::Access::Write)},
     {"truncate", "BW_HOOK_TRUNCATE", ir::bit(ir::Access::Write)},
     {"metadata", "BW_HOOK_METADATA", ir::bit(ir::Access::Metadata)},
-    {"exec", "BW_HOOK_EXEC", ir::bit(ir::Access::Exec)},
+    {"exec", "BW_HOOK_EXEC", ir::bit(ir::Access::Exec), false, true},
     {"ioctl", "BW_HOOK_IOCTL", 0, true},
     {"unix", "BW_HOOK_UNIX", ir::bit(ir::Access::Write)},
 };
 
 bool same_decisions(const StateAccept& a, const StateAccept& b)
 {
-    return a.decision == b.decision && a.rule == b.rule;
+    return a.decision == b.decision && a.rule == b.rule && a.exe == b.exe;
 }
 
 bool fewer_decisions(const StateAccept& a, const StateAccept& b)
 {
-    return std::tie(a.decision, a.rule) < std::tie(b.decision, b.rule);
+    return std::tie(a.decision, a.rule, a.exe) < std::tie(b.decision, b.rule, b.exe);
 }
 
 // Renumbers the states so that states with the same decisions are adjacent; the dead and
@@ -147,6 +148,23 @@ public:
         return std::move(out_);
     }
 
+    // bw_policy_exe_patterns: the `when exe` patterns an executable whose path ends in
+    // `state` matches.
+    std::string exe_function(const Automaton& a, const std::vector<Range>& ranges)
+    {
+        out_ = "/* the `when exe` patterns an executable whose path ends in `state` matches */\n"
+               "__noinline __u32 bw_policy_exe_patterns(__u32 state)\n{\n\tswitch (state) {\n";
+        for (const auto& r : ranges) {
+            if (a.accepts[r.first].exe == 0)
+                continue;
+            out_ += r.first == r.last ? fmt::format("\tcase {}:\n", r.first)
+                                      : fmt::format("\tcase {} ... {}:\n", r.first, r.last);
+            out_ += fmt::format("\t\treturn {:#x};\n", a.accepts[r.first].exe);
+        }
+        out_ += "\t}\n\treturn 0;\n}\n";
+        return std::move(out_);
+    }
+
 private:
     void leaf(const StateAccept& accept, const Range& r)
     {
@@ -196,6 +214,9 @@ bool needed(const Hook& hook, const ir::Policy& policy, const Automaton& a)
 {
     if (hook.devices && !policy.devices.empty())
         return true;
+    // bprm_check_security records which `when exe` patterns each executable matches.
+    if (hook.exe && !a.exe_patterns.empty())
+        return true;
     if (hook.accesses == 0)
         return false;
     if (policy.path_default.decision == ir::Decision::Deny)
@@ -242,6 +263,9 @@ std::string device_tables(const DeviceTables& devices)
 }
 
 // --- network: the hooks of hooks/net.bpf.h and the tables they read, as constants ---
+
+// hooks/exe.bpf.h: the task's `when exe` patterns, committed at exec and inherited at fork.
+constexpr const char* kExeHooks[] = {"bprm_committed_creds", "task_alloc"};
 
 constexpr const char* kNetHooks[] = {"socket_create", "socket_connect", "socket_bind", "socket_sendmsg"};
 
@@ -331,11 +355,19 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
     p.inline_decisions = ranges.size() <= kMaxInlineRanges;
     // Without a hook nothing calls the decision function, and libbpf would take an
     // uncalled global function for a program of unknown type.
+    p.exe_patterns = grouped.exe_patterns.size();
+    h += fmt::format("#define BW_POLICY_EXE_PATTERNS {}\n#define BW_HOOK_EXE {}\n", p.exe_patterns,
+                     p.exe_patterns != 0 ? 1 : 0);
+    if (p.exe_patterns != 0)
+        p.hooks.insert(p.hooks.end(), std::begin(kExeHooks), std::end(kExeHooks));
     if (p.hooks.empty()) {
         h += "/* No hook: nothing to decide. */\n";
     } else if (p.inline_decisions) {
         h += "#define BW_POLICY_INLINE_DECISIONS 1\n\n";
-        h += DecisionWriter(policy).function(grouped, ranges);
+        DecisionWriter writer(policy);
+        h += writer.function(grouped, ranges);
+        if (p.exe_patterns != 0)
+            h += writer.exe_function(grouped, ranges);
     } else {
         h += fmt::format("/* {} ranges: more than the {} inlined, so the decisions are a map. */\n"
                          "#define BW_POLICY_INLINE_DECISIONS 0\n",

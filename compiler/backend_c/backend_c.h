@@ -21,6 +21,7 @@ struct CProgram {
     MapTables tables;               // the automaton renumbered so that equal decisions are adjacent
     std::vector<std::string> hooks; // the LSM hooks the program attaches, e.g. "file_open"
     std::size_t decision_ranges = 0;
+    std::size_t exe_patterns = 0; // `when exe` patterns: the exec hooks record them
     bool inline_decisions = true; // false: too many ranges, the decisions are an array map
 };
 

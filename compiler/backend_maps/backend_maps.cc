@@ -8,9 +8,11 @@ namespace bw {
 namespace {
 
 // A chain link with its conditions; a condition that is absent holds for every value.
-bw_link link(const Link& l, const ir::Conditions& c)
+bw_link link(const Automaton& a, const Link& l)
 {
+    const auto& c = a.conditions[l.conditions];
     bw_link out{};
+    out.exe = exe_mask(a, c);
     out.rule = l.rule;
     out.decision = l.decision;
     out.last = l.conditions == 0;
@@ -47,11 +49,12 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
         bw_accept out{};
         std::copy(a.rule.begin(), a.rule.end(), out.rule);
         std::copy(a.decision.begin(), a.decision.end(), out.decision);
+        out.exe = a.exe;
         t.accepts.push_back(out);
     }
     t.links.reserve(automaton.links.size());
     for (const auto& l : automaton.links)
-        t.links.push_back(link(l, automaton.conditions[l.conditions]));
+        t.links.push_back(link(automaton, l));
     t.net = run_net(policy);
     t.devices = run_devices(policy);
     return t;

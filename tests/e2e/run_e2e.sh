@@ -41,7 +41,8 @@ setup() {
     cp "$here/deep_path.py" "$W/shared/deep_path.py"
     setup_paths || return 1
     setup_conditions || return 1
-    for p in base only-a only-b paths conditions devices; do
+    setup_exe || return 1
+    for p in base only-a only-b paths conditions devices exe; do
         bwc "$here/policies/$p.bwp" --backend="$backend" -o "$W/$p.o" || return 1
     done
     # A policy that denies nothing: the specialised program then has no hook at all.
@@ -885,6 +886,73 @@ test_condition_flags_allow_plain_write() {
 
 # --- device rules (policies/devices.bwp) ---
 
+# --- `when exe`: rules for one executable, switched at exec (policies/exe.bwp) ----------
+X=$W/exe
+
+setup_exe() {
+    mkdir -p "$X/data" "$X/secret" "$X/bin" || return 1
+    echo "cat's data" >"$X/data/file"
+    echo "not for python" >"$X/secret/file"
+    printf '#!/usr/bin/python3\nprint(open("%s").read(), end="")\n' "$X/secret/file" >"$X/bin/read-secret.py"
+    printf '#!/bin/sh\nexec cat "$1"\n' >"$X/bin/cat-it"
+    chmod 755 "$X/bin/read-secret.py" "$X/bin/cat-it"
+}
+
+test_exe_rule_allows_only_its_program() {
+    sandbox exe cat "$X/data/file"
+    expect_status 0 && [ "$(cat "$out/stdout")" = "cat's data" ] || { fail "cat read $(cat "$out/stdout")"; return; }
+    sandbox exe head -n 1 "$X/data/file"
+    expect_status 1 && expect_denied_by read "$X/data/file" "default deny" || return
+    # A script's executable is its interpreter; the cat it execs reads.
+    sandbox exe "$X/bin/cat-it" "$X/data/file"
+    expect_status 0 && [ "$(cat "$out/stdout")" = "cat's data" ] || fail "cat-it printed $(cat "$out/stdout")"
+}
+
+test_exe_rule_denies_its_program_and_its_forks() {
+    sandbox exe cat "$X/secret/file"
+    expect_status 0 && [ "$(cat "$out/stdout")" = "not for python" ] || { fail "cat read $(cat "$out/stdout")"; return; }
+    # The process, a forked child and a thread are python3: denied.
+    sandbox exe /usr/bin/python3 -c "
+import os, sys, threading
+def attempt(who):
+    try:
+        open('$X/secret/file').read()
+        print(who, 'read')
+    except PermissionError:
+        print(who, 'denied')
+attempt('process')
+t = threading.Thread(target=attempt, args=('thread',))
+t.start(); t.join()
+sys.stdout.flush()
+pid = os.fork()
+if pid == 0:
+    attempt('child')
+    os._exit(0)
+os.waitpid(pid, 0)
+"
+    expect_status 0 || return
+    [ "$(tr '\n' ' ' <"$out/stdout")" = "process denied thread denied child denied " ] ||
+        { fail "python3 printed: $(cat "$out/stdout")"; return; }
+    expect_denied_by read "$X/secret/file" "deny read /tmp/bw-e2e/exe/secret/" || return
+    # A script run by python3 is python3.
+    sandbox exe "$X/bin/read-secret.py"
+    expect_status 1 && expect_denied_by read "$X/secret/file" "deny read /tmp/bw-e2e/exe/secret/"
+}
+
+test_exe_rule_switches_at_exec() {
+    # python3's child execs cat, which is no longer python3 and reads the file.
+    sandbox exe /usr/bin/python3 -c "
+import os
+pid = os.fork()
+if pid == 0:
+    os.execv('/usr/bin/cat', ['cat', '$X/secret/file', '$X/data/file'])
+print('exit', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"
+    expect_status 0 || return
+    [ "$(tr '\n' ' ' <"$out/stdout")" = "not for python cat's data exit 0 " ] ||
+        fail "cat after python3 printed: $(cat "$out/stdout")"
+}
+
 # ioctl_errno PATH CMD: opens PATH read-write, then prints ioctl CMD's errno (0 when it worked).
 ioctl_errno() {
     sandbox devices /usr/bin/python3 -c '
@@ -984,7 +1052,8 @@ for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed writ
     stat_allowed stat_denied ld_so_runs_allowed_binary ld_so_runs_denied_binary exec_mapping_allowed \
     exec_mapping_denied condition_uid_range_allows_inside condition_uid_range_denies_outside condition_gid \
     condition_owner_writes_own_file condition_owner_denies_others_file condition_flags_deny_truncating_open \
-    condition_flags_allow_plain_write device_rule_by_number device_ioctl_allowlist device_ioctl_any \
+    condition_flags_allow_plain_write exe_rule_allows_only_its_program exe_rule_denies_its_program_and_its_forks \
+    exe_rule_switches_at_exec device_rule_by_number device_ioctl_allowlist device_ioctl_any \
     device_rule_without_ioctl_denies_all device_mknod device_rule_keeps_dev_mem_closed nothing_left_behind}; do
     run "$t"
 done

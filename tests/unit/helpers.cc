@@ -165,6 +165,9 @@ void add_random_conditions(std::mt19937& rng, ir::Policy& policy)
         c.owner = rng() % 3 == 0;
         if (rng() % 3 == 0)
             c.open_flags = rng() % 2 ? O_TRUNC : O_TRUNC | O_APPEND;
+        // Nested `when exe` blocks give a rule two patterns, which must both match.
+        for (int n = rng() % 4 == 0 ? 1 + static_cast<int>(rng() % 2) : 0; n > 0; --n)
+            c.exe.push_back(random_pattern(rng));
     }
 }
 
@@ -177,6 +180,7 @@ ir::PathQuery random_query(std::mt19937& rng)
     q.gid = rng() % 2 ? 100 : 0;
     q.owner = rng() % 2;
     q.flags = static_cast<std::uint32_t>(rng() % 2 ? O_TRUNC : 0) | static_cast<std::uint32_t>(rng() % 2 ? O_APPEND : 0);
+    q.exe = random_path(rng, 4);
     return q;
 }
 

@@ -62,6 +62,7 @@ struct Agreement {
     int queries = 0;
     int disagreements = 0;
     int with_chains = 0; // queries against a policy with decision chains
+    int exe_matched = 0; // queries whose executable matches an exe pattern of the policy
 };
 
 Agreement compare_conditional(std::uint32_t seed, bool broken)
@@ -84,11 +85,13 @@ Agreement compare_conditional(std::uint32_t seed, bool broken)
             const auto actual = simulate(*automaton, policy, query);
             out.disagreements += !(actual == expected);
             out.with_chains += links > 1;
+            out.exe_matched += std::any_of(automaton->exe_patterns.begin(), automaton->exe_patterns.end(),
+                                           [&](const std::string& e) { return ir::glob_match(e, query.exe); });
             ++out.queries;
             if (!broken) {
                 INFO("round " << round << " path " << query.path << " access " << ir::name(query.access) << " uid "
                               << query.uid << " gid " << query.gid << " owner " << query.owner << " flags "
-                              << query.flags << "\n"
+                              << query.flags << " exe " << query.exe << "\n"
                               << ir::dump(policy) << dump(*automaton));
                 REQUIRE(actual == expected);
             }
@@ -104,8 +107,10 @@ TEST_CASE("decision chains agree with the reference evaluator on random conditio
     const auto a = compare_conditional(20261203, false);
     CHECK(a.queries == 20000);
     CHECK(a.disagreements == 0);
-    // Most queries met a policy with chains, so the chains were exercised.
+    // Most queries met a policy with chains, so the chains were exercised, and `when exe`
+    // patterns matched hundreds of executables.
     CHECK(a.with_chains > 10000);
+    CHECK(a.exe_matched > 300);
 }
 
 TEST_CASE("the chain test notices chains whose order is broken")
@@ -170,8 +175,8 @@ TEST_CASE("rules the kernel side cannot enforce yet are refused, not dropped")
             refused.push_back(d.loc.line);
     }
     std::sort(refused.begin(), refused.end());
-    // Unconditional network rules are enforced; conditional rules of any kind are not yet.
-    CHECK(refused == std::vector<std::uint32_t>{6, 7});
+    // Path rules under `when exe` are enforced; conditional network rules are not yet.
+    CHECK(refused == std::vector<std::uint32_t>{7});
 }
 
 TEST_CASE("denials of access kinds without hooks yet are compiled with a warning")

@@ -35,8 +35,9 @@ bool decides_paths(const CProgram& program)
 }
 
 // One C file holding every program's decision function under its own name, and a main
-// that answers "program state kind" lines with decision | rule << 8. A program without
-// path hook has no decision function (it decides nothing): its slot stays empty.
+// that answers "program state kind exe-state" lines with decision | rule << 8 and the
+// `when exe` patterns of exe-state. A program without path hook has no decision function
+// (it decides nothing): its slot stays empty; one without exe patterns matches none.
 std::string harness(const std::vector<CProgram>& programs)
 {
     std::string c = "#include <stdio.h>\n#include \"bumblewrap.h\"\n"
@@ -44,9 +45,11 @@ std::string harness(const std::vector<CProgram>& programs)
                     "#define BW_VERDICT(decision, rule) ((__u64)(rule) << 8 | (decision))\n";
     for (std::size_t i = 0; i < programs.size(); ++i) {
         c += fmt::format("#define bw_policy_decision decision_{0}\n#define bw_policy_classes classes_{0}\n"
-                         "#define bw_policy_net net_{0}\n#define bw_policy_net_rules net_rules_{0}\n", i);
+                         "#define bw_policy_net net_{0}\n#define bw_policy_net_rules net_rules_{0}\n"
+                         "#define bw_policy_exe_patterns exe_{0}\n", i);
         c += programs[i].header;
         c += "#undef bw_policy_decision\n#undef bw_policy_classes\n#undef BW_POLICY_NCLASSES\n"
+             "#undef bw_policy_exe_patterns\n#undef BW_POLICY_EXE_PATTERNS\n"
              "#undef BW_POLICY_NSTATES\n#undef BW_POLICY_NLINKS\n#undef BW_POLICY_DEFAULT_DECISION\n#undef BW_POLICY_DEFAULT_RULE\n"
              "#undef BW_POLICY_HOOKS\n#undef BW_POLICY_INLINE_DECISIONS\n#undef BW_POLICY_INVARIANTS\n"
              "#undef bw_policy_net\n#undef bw_policy_net_rules\n#undef BW_POLICY_NET_RULES\n";
@@ -59,8 +62,13 @@ std::string harness(const std::vector<CProgram>& programs)
     c += "static __u64 (*const decisions[])(__u32, __u32) = {";
     for (std::size_t i = 0; i < programs.size(); ++i)
         c += decides_paths(programs[i]) ? fmt::format("decision_{}, ", i) : std::string("0, ");
-    c += "};\nint main(void)\n{\n\tunsigned p, s, k;\n\twhile (scanf(\"%u %u %u\", &p, &s, &k) == 3)\n"
-         "\t\tprintf(\"%llu\\n\", (unsigned long long)decisions[p](s, k));\n\treturn 0;\n}\n";
+    c += "};\nstatic __u32 (*const exes[])(__u32) = {";
+    for (std::size_t i = 0; i < programs.size(); ++i)
+        c += decides_paths(programs[i]) && programs[i].exe_patterns != 0 ? fmt::format("exe_{}, ", i)
+                                                                          : std::string("0, ");
+    c += "};\nint main(void)\n{\n\tunsigned p, s, k, e;\n\twhile (scanf(\"%u %u %u %u\", &p, &s, &k, &e) == 4)\n"
+         "\t\tprintf(\"%llu %u\\n\", (unsigned long long)decisions[p](s, k), exes[p] ? exes[p](e) : 0);\n"
+         "\treturn 0;\n}\n";
     return c;
 }
 
@@ -75,13 +83,15 @@ std::ifstream run_harness(const test::TempDir& dir)
     return std::ifstream(dir.path() / "answers.txt");
 }
 
-// The kernel's bw_chain_decide over the tables' links.
-ir::Verdict follow_chain(const MapTables& t, std::uint32_t first, const ir::PathQuery& q)
+// The kernel's bw_chain_decide over the tables' links, for a task whose executable
+// matches the `when exe` patterns `exe`.
+ir::Verdict follow_chain(const MapTables& t, std::uint32_t first, const ir::PathQuery& q, std::uint32_t exe)
 {
     for (auto i = first;; ++i) {
         const auto& l = t.links.at(i);
         const bool holds = q.uid >= l.uid_lo && q.uid <= l.uid_hi && q.gid >= l.gid_lo && q.gid <= l.gid_hi &&
-                           (!l.owner || q.owner) && (q.flags & l.open_flags) == l.open_flags;
+                           (!l.owner || q.owner) && (q.flags & l.open_flags) == l.open_flags &&
+                           (exe & l.exe) == l.exe;
         if (!l.last && !holds)
             continue;
         if (l.decision == BW_DECISION_NONE)
@@ -109,19 +119,19 @@ TEST_CASE("the specialised backend's decision chains decide as the reference eva
     std::vector<std::pair<std::size_t, ir::PathQuery>> queries;
     std::string input;
     for (std::size_t p = 0; p < policies.size(); ++p) {
-        for (int q = 0; q < 40; ++q) {
+        for (int q = 0; q < 80; ++q) {
             queries.emplace_back(p, test::random_query(rng));
             const auto& query = queries.back().second;
             if (decides_paths(programs[p]))
-                input += fmt::format("{} {} {}\n", p, walk(programs[p].tables, query.path),
-                                     static_cast<unsigned>(query.access));
+                input += fmt::format("{} {} {} {}\n", p, walk(programs[p].tables, query.path),
+                                     static_cast<unsigned>(query.access), walk(programs[p].tables, query.exe));
         }
     }
     test::TempDir dir;
     dir.write("harness.c", harness(programs));
     dir.write("queries.txt", input);
     std::ifstream answers = run_harness(dir);
-    std::size_t chained = 0;
+    std::size_t chained = 0, with_exe = 0;
     for (const auto& [p, query] : queries) {
         const auto expected = ir::evaluate(policies[p], query);
         if (!decides_paths(programs[p])) {
@@ -129,19 +139,24 @@ TEST_CASE("the specialised backend's decision chains decide as the reference eva
             continue;
         }
         std::uint64_t verdict = 0;
-        REQUIRE(answers >> verdict);
+        std::uint32_t exe = 0;
+        REQUIRE(answers >> verdict >> exe);
         ir::Verdict actual{static_cast<ir::Decision>(verdict & 0xff), static_cast<ir::RuleId>(verdict >> 8)};
         if ((verdict & 0xff) == BW_DECISION_CHAIN) {
-            actual = follow_chain(programs[p].tables, static_cast<std::uint32_t>(verdict >> 8), query);
+            actual = follow_chain(programs[p].tables, static_cast<std::uint32_t>(verdict >> 8), query, exe);
             ++chained;
+            with_exe += exe != 0;
         }
         INFO("policy " << p << " path " << query.path << " access " << ir::name(query.access) << " uid " << query.uid
-                       << " gid " << query.gid << " owner " << query.owner << " flags " << query.flags << "\n"
+                       << " gid " << query.gid << " owner " << query.owner << " flags " << query.flags << " exe "
+                       << query.exe << "\n"
                        << ir::dump(policies[p]));
         REQUIRE(actual == expected);
     }
-    // Chains decided hundreds of the queries, so they were put to the test.
+    // Chains decided hundreds of the queries, so they were put to the test, some of them
+    // for an executable that matches exe patterns.
     CHECK(chained > 300);
+    CHECK(with_exe > 30);
 }
 
 TEST_CASE("the specialised backend decides as the reference evaluator on random policies and paths")
@@ -179,7 +194,7 @@ TEST_CASE("the specialised backend decides as the reference evaluator on random 
     std::string input;
     for (const auto& q : queries) {
         if (decides_paths(programs[q.policy]))
-            input += fmt::format("{} {} {}\n", q.policy, q.state, static_cast<unsigned>(q.access));
+            input += fmt::format("{} {} {} 0\n", q.policy, q.state, static_cast<unsigned>(q.access));
     }
     dir.write("queries.txt", input);
     std::ifstream answers = run_harness(dir);
@@ -199,7 +214,8 @@ TEST_CASE("the specialised backend decides as the reference evaluator on random 
             continue;
         }
         std::uint64_t verdict = 0;
-        REQUIRE(answers >> verdict);
+        std::uint32_t exe = 0;
+        REQUIRE(answers >> verdict >> exe);
         REQUIRE((verdict & 0xff) == static_cast<std::uint64_t>(expected.decision));
         REQUIRE((verdict >> 8) == expected.rule);
         denied += expected.decision == ir::Decision::Deny;
