@@ -85,6 +85,7 @@ enum bw_event_op {
 	BW_OP_OPEN,       /* an open on cgroup2 or bpffs; target: the magic; arg: f_mode; path: the name */
 	BW_OP_DEVICE_RULE, /* a device rule denied: rule_id, access; target: the device number;
 			    * arg: the ioctl command (access ioctl); path as for BW_OP_PATH */
+	BW_OP_AUDIT,      /* not a denial: an allowed access an audit rule records, as BW_OP_PATH */
 };
 
 /*
@@ -98,17 +99,20 @@ struct bw_sandbox {
 	__u32 default_rule;     /* rule id of the `default` statement */
 	__u8 classes[256];      /* byte -> class */
 	__u32 invariants;       /* enum bw_invariant: those in force */
+	__u32 audits;           /* 1 when the policy has audit rules */
 };
 
 /* `when exe` patterns: a policy names at most this many, each one bit of a mask. */
 #define BW_MAX_EXE_PATTERNS 32
 
 /* Per DFA state: for each access kind, the decision for a path ending here and the
- * rule that made it (decision NONE: the sandbox's default decides); and the `when exe`
- * patterns that an executable whose path ends here matches (a mask of pattern numbers). */
+ * rule that made it (decision NONE: the sandbox's default decides); the `when exe`
+ * patterns that an executable whose path ends here matches (a mask of pattern numbers);
+ * and the first link of its audit chain (0: no audit rule matches). */
 struct bw_accept {
 	__u32 rule[BW_ACCESS_KINDS];
 	__u32 exe;
+	__u32 audit;
 	__u8 decision[BW_ACCESS_KINDS];
 	__u8 pad;
 };
@@ -117,7 +121,10 @@ struct bw_accept {
  * One candidate of a decision chain: the rules that may decide a path ending in a state,
  * strongest first, down to the first that holds whatever the process and the access
  * (last set). The first link whose conditions hold decides; decision NONE: the sandbox's
- * default. uid and gid are the task's fsuid and fsgid; owner: the file's owner is the
+ * default. An audit chain holds the audit rules whose patterns match, strongest first,
+ * each with decision ALLOW and the access kinds it records (kinds, a mask of
+ * 1 << enum bw_access_kind), and ends with a link of decision NONE: the first link that
+ * holds and records one of the access's kinds names the audit rule. uid and gid are the task's fsuid and fsgid; owner: the file's owner is the
  * fsuid; open_flags: O_* bits the open must carry (only file_open has any); exe: the
  * `when exe` patterns the task's executable must match (bw_accept.exe of its path).
  */
@@ -133,6 +140,7 @@ struct bw_link {
 	__u32 gid_lo;
 	__u32 gid_hi;
 	__u32 exe;
+	__u32 kinds;
 };
 
 /* Scratch space per task: the resolved path, written right to left so that it ends at
@@ -144,9 +152,10 @@ struct bw_scratch {
 	char spill[BW_NAME_MAX + 1];
 };
 
-/* A denial, as written to the sandbox's ring buffer. path holds path_len bytes
- * (no NUL); path_error is the negative errno of a path that could not be resolved.
- * Path denials (op BW_OP_PATH) name their rule; the others name their invariant. */
+/* A denial, or an audit record, as written to the sandbox's ring buffer. path holds
+ * path_len bytes (no NUL); path_error is the negative errno of a path that could not be
+ * resolved. Path denials (op BW_OP_PATH) and audit records name their rule; the others
+ * name their invariant. */
 struct bw_event {
 	__u64 cgroup_id;
 	__u32 pid;

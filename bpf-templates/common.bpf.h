@@ -46,10 +46,14 @@ struct {
  * A task's `when exe` patterns (hooks/exe.bpf.h): exe, those its executable matches; and
  * exe_pending, those of the last binary or interpreter its exec in progress checked,
  * which become exe when the exec can no longer fail. A task without this has none.
+ * And its last audit record (decide.bpf.h): the inode, access kind and audit rule.
  */
 struct bw_task {
 	__u32 exe;
 	__u32 exe_pending;
+	__u64 audit_inode;
+	__u32 audit_kind;
+	__u32 audit_rule;
 };
 
 struct {
@@ -89,6 +93,9 @@ static __always_inline __u32 bw_accept_decide(const struct bw_accept *a,
 	return a->decision[kind];
 }
 
+/* With the access of bw_report: the event is an audit record, not a denial. */
+#define BW_REPORT_AUDIT (1u << 31)
+
 /* Unused in a specialised program whose policy needs no hook. */
 static __attribute__((unused)) void bw_report(__u64 cgid, const char *path, long len, __u32 access, __u32 rule)
 {
@@ -105,8 +112,8 @@ static __attribute__((unused)) void bw_report(__u64 cgid, const char *path, long
 	e->pid = (__u32)bpf_get_current_pid_tgid();
 	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->rule_id = rule;
-	e->access = access;
-	e->op = BW_OP_PATH;
+	e->access = access & ~BW_REPORT_AUDIT;
+	e->op = access & BW_REPORT_AUDIT ? BW_OP_AUDIT : BW_OP_PATH;
 	e->invariant = 0;
 	e->target = 0;
 	e->arg = 0;

@@ -18,6 +18,8 @@
  *   int bw_policy_exe(struct bw_walk *w, __u32 *patterns)
  *	the `when exe` patterns a path ending in the walk's final state matches; non-zero
  *	when they are missing (the exec fails closed);
+ *   __u32 bw_policy_audit(struct bw_walk *w)
+ *	the first link of the audit chain of the walk's final state; 0 when it has none;
  *   BW_RECORDS_EXE
  *	1 when the policy has `when exe` patterns, so that exec records them.
  */
@@ -32,6 +34,7 @@ struct bw_hook {
 };
 
 #define BW_KIND(kind) (1u << (kind))
+#define BW_ALL_KINDS (BW_KIND(BW_ACCESS_KINDS) - 1)
 /* With the kinds of bw_check: a file that no path names is denied rather than passed. */
 #define BW_PATHLESS_DENIED (1u << 31)
 /* With the kinds of bw_check: a dentry outside the mount's tree returns -EXDEV unreported. */
@@ -39,6 +42,7 @@ struct bw_hook {
 /* With the kinds of bw_check: an allowed path is an executable; record its `when exe`
  * patterns as the task's pending ones (hooks/exe.bpf.h commits them). */
 #define BW_RECORD_EXE (1u << 29)
+
 
 /* Non-zero when the current task runs in a sandbox; the hook has nothing to do otherwise. */
 static __always_inline int bw_hook_enter(struct bw_hook *h)
@@ -54,7 +58,8 @@ static __always_inline __u32 bw_first_kind(__u32 kinds)
 }
 
 /* What conditions see of an access: the task's fsuid and fsgid, whether it owns the file,
- * the open's flags, and the `when exe` patterns of the task's executable. */
+ * the open's flags, and the `when exe` patterns of the task's executable; and, for an
+ * audit chain, the kinds of the access. */
 struct bw_chain {
 	struct bw_walk *w;
 	__u32 fsuid;
@@ -62,6 +67,7 @@ struct bw_chain {
 	__u32 owner;
 	__u32 open_flags;
 	__u32 exe;
+	__u32 kinds;
 	__u32 at;
 	__u32 decision;
 	__u32 rule;
@@ -94,11 +100,41 @@ static long bw_chain_step(__u64 i, void *ctx)
 	return 1;
 }
 
+/*
+ * What the conditions of a link see of the current task and this access; non-zero when
+ * it cannot be read. The task's own credentials: the subjective ones (task->cred) are
+ * the mounter's while overlayfs opens its layers, after the overlay file was decided
+ * with ours.
+ */
+static int bw_chain_init(struct bw_chain *c, struct dentry *dentry)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	const struct cred *cred;
+	struct bw_task *t;
+	struct inode *inode;
+	__u32 owner;
+
+	t = bpf_task_storage_get(&bw_tasks, task, 0, 0);
+	if (t)
+		c->exe = t->exe;
+	if (bpf_core_read(&cred, sizeof(cred), &task->real_cred) || !cred ||
+	    bpf_core_read(&c->fsuid, sizeof(c->fsuid), &cred->fsuid.val) ||
+	    bpf_core_read(&c->fsgid, sizeof(c->fsgid), &cred->fsgid.val) ||
+	    bpf_core_read(&inode, sizeof(inode), &dentry->d_inode))
+		return -1;
+	/* A name that does not exist yet (create) has no owner. */
+	if (inode) {
+		if (bpf_core_read(&owner, sizeof(owner), &inode->i_uid.val))
+			return -1;
+		c->owner = owner == c->fsuid;
+	}
+	return 0;
+}
+
 /* The decision of the chain that starts at link *rule, for the current task and this
  * access; *rule becomes the rule that made it. */
 static __u32 bw_chain_decide(struct bw_walk *w, struct dentry *dentry, __u32 open_flags, __u32 *rule)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct bw_chain c = {
 		.w = w,
 		.open_flags = open_flags,
@@ -106,31 +142,11 @@ static __u32 bw_chain_decide(struct bw_walk *w, struct dentry *dentry, __u32 ope
 		.decision = BW_DECISION_DENY,
 		.rule = w->sandbox->default_rule,
 	};
-	const struct cred *cred;
-	struct bw_task *t;
-	struct inode *inode;
-	__u32 owner;
 
 	*rule = c.rule;
-	t = bpf_task_storage_get(&bw_tasks, task, 0, 0);
-	if (t)
-		c.exe = t->exe;
-	/*
-	 * The task's own credentials: the subjective ones (task->cred) are the mounter's
-	 * while overlayfs opens its layers, after the overlay file was decided with ours.
-	 * Conditions that cannot be read cannot hold or fail: the access is denied.
-	 */
-	if (bpf_core_read(&cred, sizeof(cred), &task->real_cred) || !cred ||
-	    bpf_core_read(&c.fsuid, sizeof(c.fsuid), &cred->fsuid.val) ||
-	    bpf_core_read(&c.fsgid, sizeof(c.fsgid), &cred->fsgid.val) ||
-	    bpf_core_read(&inode, sizeof(inode), &dentry->d_inode))
+	/* Conditions that cannot be read cannot hold or fail: the access is denied. */
+	if (bw_chain_init(&c, dentry))
 		return BW_DECISION_DENY;
-	/* A name that does not exist yet (create) has no owner. */
-	if (inode) {
-		if (bpf_core_read(&owner, sizeof(owner), &inode->i_uid.val))
-			return BW_DECISION_DENY;
-		c.owner = owner == c.fsuid;
-	}
 	bpf_loop(BW_MAX_CHAIN, bw_chain_step, &c, 0);
 	if (c.decision == BW_DECISION_NONE) {
 		c.decision = w->sandbox->default_decision;
@@ -138,6 +154,71 @@ static __u32 bw_chain_decide(struct bw_walk *w, struct dentry *dentry, __u32 ope
 	}
 	*rule = c.rule;
 	return c.decision;
+}
+
+/* One link of an audit chain: the first that records one of the access's kinds and
+ * holds names the audit rule; the chain ends with a link of decision NONE. */
+static long bw_audit_step(__u64 i, void *ctx)
+{
+	struct bw_chain *c = ctx;
+	const struct bw_link *l;
+
+	l = bw_policy_link(c->w, c->at + (__u32)i);
+	if (!l || l->decision == BW_DECISION_NONE)
+		return 1;
+	if (!(l->kinds & c->kinds) || !bw_link_holds(l, c))
+		return 0;
+	c->rule = l->rule;
+	c->kinds &= l->kinds;
+	return 1;
+}
+
+/*
+ * Whether the task's last audit record was of this kind, on this file, by this rule; if
+ * not, this one becomes its last. One operation passes several hooks (execve opens,
+ * checks and maps its binary; overlayfs up to 6.1 opens the lower file under the
+ * overlay's path): it makes one record.
+ */
+static int bw_audit_repeated(struct dentry *dentry, __u32 kind, __u32 rule)
+{
+	struct bw_task *t;
+	struct inode *inode;
+
+	if (bpf_core_read(&inode, sizeof(inode), &dentry->d_inode))
+		return 0;
+	t = bpf_task_storage_get(&bw_tasks, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+	if (t->audit_inode == (__u64)inode && t->audit_kind == kind && t->audit_rule == rule)
+		return 1;
+	t->audit_inode = (__u64)inode;
+	t->audit_kind = kind;
+	t->audit_rule = rule;
+	return 0;
+}
+
+/* The audit rule that records an access of `kinds` (a mask of BW_KIND) that the policy
+ * allowed, on the walk's path; 0 when none does, or when it repeats the task's last
+ * record. *kind becomes the kind it records. Its own frame keeps its chain off
+ * bw_check_open's stack. */
+static __noinline __u32 bw_chain_audit(struct bw_walk *w, struct dentry *dentry, __u32 open_flags, __u32 kinds,
+				       __u32 *kind)
+{
+	struct bw_chain c = {
+		.w = w,
+		.open_flags = open_flags,
+		.kinds = kinds,
+	};
+
+	c.at = bw_policy_audit(w);
+	/* Conditions that cannot be read: nothing is recorded (the access was allowed). */
+	if (!c.at || bw_chain_init(&c, dentry))
+		return 0;
+	bpf_loop(BW_MAX_CHAIN, bw_audit_step, &c, 0);
+	*kind = bw_first_kind(c.kinds);
+	if (!c.rule || bw_audit_repeated(dentry, *kind, c.rule))
+		return 0;
+	return c.rule;
 }
 
 /* Keeps the `when exe` patterns of an executable the walk reached as the task's pending
@@ -221,6 +302,9 @@ static int bw_check_open(const struct bw_hook *h, const struct vfsmount *mnt, st
 			  h->sandbox->default_rule);
 		return -EACCES;
 	}
+	rule = bw_chain_audit(&w, dentry, open_flags, kinds & BW_ALL_KINDS, &k);
+	if (rule)
+		bw_report(h->cgid, scratch->path + start, BW_PATH_MAX - start, k | BW_REPORT_AUDIT, rule);
 	return 0;
 }
 

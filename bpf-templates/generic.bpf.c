@@ -95,6 +95,17 @@ static int bw_policy_exe(struct bw_walk *w, __u32 *patterns)
 	return 0;
 }
 
+/* A sandbox without audit rules pays no lookup. */
+static __u32 bw_policy_audit(struct bw_walk *w)
+{
+	const struct bw_accept *a;
+
+	if (!w->sandbox->audits)
+		return 0;
+	a = bpf_map_lookup_elem(w->accepts, &w->state);
+	return a ? a->audit : 0;
+}
+
 /* The path hooks. */
 #include "hooks/file_open.bpf.h"
 #include "hooks/create.bpf.h"

@@ -27,6 +27,9 @@
  *	decision | rule << 8 for a path ending in `state` (CHAIN: the rule is a link)
  *   __u32 bw_policy_exe_patterns(__u32 state)	when there are exe patterns: those a
  *	path ending in `state` matches
+ *   BW_POLICY_AUDITS				1 when the policy has audit rules; then also
+ *   __u32 bw_policy_audit_chain(__u32 state)	(with inline decisions) the first link
+ *	of the state's audit chain, 0 when none
  *   BW_HOOK_IOCTL				1 when the policy has device rules
  *   BW_POLICY_DEVICE_RULES, bw_policy_device_rules[]	the device rules, when any
  *   BW_HOOK_NET				1 when the network hooks are needed; then also
@@ -110,6 +113,15 @@ static int bw_policy_exe(struct bw_walk *w, __u32 *patterns)
 #endif
 	return 0;
 }
+
+static __u32 bw_policy_audit(struct bw_walk *w)
+{
+#if BW_POLICY_AUDITS
+	return bw_policy_audit_chain(w->state);
+#else
+	return 0;
+#endif
+}
 #else
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -131,6 +143,16 @@ static int bw_policy_exe(struct bw_walk *w, __u32 *patterns)
 		return -1;
 	*patterns = a->exe;
 	return 0;
+}
+
+static __u32 bw_policy_audit(struct bw_walk *w)
+{
+	const struct bw_accept *a;
+
+	if (!BW_POLICY_AUDITS)
+		return 0;
+	a = bpf_map_lookup_elem(&bw_accepts, &w->state);
+	return a ? a->audit : 0;
 }
 #endif
 

@@ -112,6 +112,17 @@ if grep -q "^deny read /tmp/bumblewrap-demo/secret.txt$" "$log/query.out" &&
 else
     fail "[cli] bwc query: $(head -c 400 "$log/query.out")"
 fi
+# An allowed access an audit rule records names that rule too; without --uid 1000 the
+# conditional audit rule does not hold.
+"$bin/bwc" query tests/e2e/policies/audit.bwp write /tmp/bw-e2e/audit/shared/f --uid 1000 >"$log/query.out" 2>&1
+"$bin/bwc" query tests/e2e/policies/audit.bwp write /tmp/bw-e2e/audit/shared/f >"$log/query-root.out" 2>&1
+if grep -q "^recorded$" "$log/query.out" &&
+    grep -q "by \`audit write /tmp/bw-e2e/audit/shared/\` (tests/e2e/policies/audit.bwp:19), rule #" "$log/query.out" &&
+    grep -q "^allow write" "$log/query-root.out" && ! grep -q "recorded" "$log/query-root.out"; then
+    pass "[cli] bwc query: names the audit rule that records an allowed access"
+else
+    fail "[cli] bwc query with audit rules: $(cat "$log/query.out" "$log/query-root.out" | head -c 400)"
+fi
 check_cli "bwc query: unknown access exits 2" 2 "$bin/bwc" query examples/demo.bwp raed /etc/passwd
 check_cli "bwc query: relative path exits 2" 2 "$bin/bwc" query examples/demo.bwp read etc/passwd
 # An artifact carries its IR: querying it answers exactly as querying its source (denials,

@@ -183,6 +183,17 @@ void report_too_large(const ir::Policy& policy, const std::vector<std::vector<st
                                   limits.max_transitions, limits.max_nfa_entries));
 }
 
+// Calls f(conditions, origin) for each path rule and audit rule: the rules whose
+// conditions the automaton's chains decide.
+template <class F>
+void for_each_path_condition(const ir::Policy& p, F f)
+{
+    for (const auto& r : p.rules)
+        f(r.conditions, r.origin);
+    for (const auto& r : p.audits)
+        f(r.conditions, r.origin);
+}
+
 // Rules the kernel cannot enforce yet are refused rather than silently dropped.
 bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
 {
@@ -201,6 +212,9 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
         if (r.decision == ir::Decision::Deny)
             unenforced |= r.accesses;
     }
+    // Nor would audit records of them.
+    for (const auto& r : p.audits)
+        unenforced |= r.accesses;
     unenforced &= static_cast<ir::AccessMask>(~kEnforcedAccesses);
     if (unenforced != 0)
         diags.report(DiagKind::UnenforcedAccesses, p.path_default.origin.loc, ir::to_string(unenforced))
@@ -209,13 +223,13 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
     // Each distinct exe pattern with the first rule, in source order, that names it.
     std::map<std::string_view, const ir::Provenance*> exe;
     auto position = [](const ir::Provenance* o) { return std::tie(o->file, o->line, o->column); };
-    for (const auto& r : p.rules) {
-        for (const auto& e : r.conditions.exe) {
-            auto [it, inserted] = exe.try_emplace(e, &r.origin);
-            if (!inserted && position(&r.origin) < position(it->second))
-                it->second = &r.origin;
+    for_each_path_condition(p, [&](const ir::Conditions& c, const ir::Provenance& o) {
+        for (const auto& e : c.exe) {
+            auto [it, inserted] = exe.try_emplace(e, &o);
+            if (!inserted && position(&o) < position(it->second))
+                it->second = &o;
         }
-    }
+    });
     if (exe.size() > BW_MAX_EXE_PATTERNS) {
         std::vector<const ir::Provenance*> first;
         for (const auto& [pattern, origin] : exe)
@@ -225,8 +239,6 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
                fmt::format("more than {} distinct `when exe` patterns ({} in all; this rule names the first beyond)",
                            BW_MAX_EXE_PATTERNS, exe.size()));
     }
-    for (const auto& r : p.audits)
-        refuse(r.origin, "`audit` rules");
     for (const auto& r : p.net) {
         if (r.conditions.count() > 0)
             refuse(r.origin, "conditions (`when`) on network rules");
@@ -285,6 +297,28 @@ public:
         acc.rule[k] = chain_start(chain);
     }
 
+    // The audit chain of the audit rules `audits` (indices into policy.audits) that match.
+    void audit(std::vector<std::size_t> audits, StateAccept& acc)
+    {
+        if (audits.empty())
+            return;
+        auto rank = [&](std::size_t i) {
+            const auto& r = policy_.audits[i];
+            return std::tuple{ir::specificity(r.pattern), r.conditions.count()};
+        };
+        std::sort(audits.begin(), audits.end(), [&](std::size_t x, std::size_t y) {
+            const auto rx = rank(x), ry = rank(y);
+            return rx != ry ? rx > ry : x < y;
+        });
+        std::vector<Link> chain;
+        for (const auto i : audits) {
+            const auto& r = policy_.audits[i];
+            chain.push_back({condition_index(r.conditions), BW_DECISION_ALLOW, r.id, r.accesses});
+        }
+        chain.push_back(Link{});
+        acc.audit = chain_start(chain);
+    }
+
 private:
     std::uint32_t condition_index(const ir::Conditions& c)
     {
@@ -297,9 +331,9 @@ private:
 
     std::uint32_t chain_start(const std::vector<Link>& chain)
     {
-        std::vector<std::tuple<std::uint32_t, std::uint8_t, ir::RuleId>> key;
+        std::vector<std::tuple<std::uint32_t, std::uint8_t, ir::RuleId, ir::AccessMask>> key;
         for (const auto& l : chain)
-            key.emplace_back(l.conditions, l.decision, l.rule);
+            key.emplace_back(l.conditions, l.decision, l.rule, l.kinds);
         const auto [it, inserted] = starts_.try_emplace(key, static_cast<std::uint32_t>(a_.links.size()));
         if (inserted)
             a_.links.insert(a_.links.end(), chain.begin(), chain.end());
@@ -308,7 +342,7 @@ private:
 
     const ir::Policy& policy_;
     Automaton& a_;
-    std::map<std::vector<std::tuple<std::uint32_t, std::uint8_t, ir::RuleId>>, std::uint32_t> starts_;
+    std::map<std::vector<std::tuple<std::uint32_t, std::uint8_t, ir::RuleId, ir::AccessMask>>, std::uint32_t> starts_;
 };
 
 } // namespace
@@ -320,15 +354,16 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
         return std::nullopt;
 
     Automaton a;
-    for (const auto& r : policy.rules) {
-        for (const auto& e : r.conditions.exe) {
+    for_each_path_condition(policy, [&](const ir::Conditions& c, const ir::Provenance&) {
+        for (const auto& e : c.exe) {
             if (std::find(a.exe_patterns.begin(), a.exe_patterns.end(), e) == a.exe_patterns.end())
                 a.exe_patterns.push_back(e);
         }
-    }
+    });
 
-    // One NFA for all patterns, from a shared start: the rules' (accept i: rule i), then
-    // the exe patterns' (accept rules + j: exe pattern j).
+    // One NFA for all patterns, from a shared start: the rules' (accept i: rule i), the
+    // exe patterns' (accept rules + j: exe pattern j), then the audit rules' (accept
+    // rules + exe patterns + k: audit rule k).
     Nfa nfa;
     const auto start = nfa.add();
     std::vector<std::uint32_t> first_state;
@@ -345,6 +380,8 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
         add(r.pattern);
     for (const auto& e : a.exe_patterns)
         add(e);
+    for (const auto& r : policy.audits)
+        add(r.pattern);
 
     // Byte classes: bytes that belong to exactly the same edge sets behave alike.
     std::map<std::vector<bool>, std::uint8_t> signatures;
@@ -405,16 +442,20 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
     ChainBuilder chains(policy, a);
     for (std::uint32_t s = 0; s < a.nstates; ++s) {
         auto& acc = a.accepts[s];
-        std::vector<std::size_t> matching;
+        std::vector<std::size_t> matching, audits;
+        const auto audits_from = policy.rules.size() + a.exe_patterns.size();
         for (const auto n : sets[s]) {
-            const auto accept = nfa.states[n].accept;
-            if (accept < 0)
+            if (nfa.states[n].accept < 0)
                 continue;
-            if (static_cast<std::size_t>(accept) < policy.rules.size())
-                matching.push_back(static_cast<std::size_t>(accept));
+            const auto accept = static_cast<std::size_t>(nfa.states[n].accept);
+            if (accept < policy.rules.size())
+                matching.push_back(accept);
+            else if (accept < audits_from)
+                acc.exe |= 1u << (accept - policy.rules.size());
             else
-                acc.exe |= 1u << (static_cast<std::size_t>(accept) - policy.rules.size());
+                audits.push_back(accept - audits_from);
         }
+        chains.audit(audits, acc);
         for (std::size_t k = 0; k < ir::kAccessKinds; ++k)
             chains.decide(matching, static_cast<ir::Access>(k), acc);
         bool absorbing = s != BW_DEAD_STATE;
@@ -447,25 +488,42 @@ std::uint32_t walk(const Automaton& a, std::string_view path)
     return state;
 }
 
+// Mirrors bw_link_holds() in decide.bpf.h: the exe patterns come from the walk of the
+// executable's path, as bprm_check_security records them.
+bool link_holds(const Automaton& a, const Link& link, const ir::PathQuery& q)
+{
+    const auto& c = a.conditions[link.conditions];
+    auto others = c;
+    others.exe.clear();
+    const auto task_exe = a.accepts[walk(a, q.exe)].exe;
+    const auto mask = exe_mask(a, c);
+    return (task_exe & mask) == mask && ir::conditions_hold(others, q);
+}
+
 } // namespace
+
+ir::RuleId simulate_audit(const Automaton& a, const ir::PathQuery& q)
+{
+    // Mirrors bw_chain_audit() in decide.bpf.h.
+    for (auto i = a.accepts[walk(a, q.path)].audit; i != 0; ++i) {
+        const auto& link = a.links[i];
+        if (link.decision == BW_DECISION_NONE)
+            return 0;
+        if ((link.kinds & ir::bit(q.access)) && link_holds(a, link, q))
+            return link.rule;
+    }
+    return 0;
+}
 
 ir::Verdict simulate(const Automaton& a, const ir::Policy& policy, const ir::PathQuery& q)
 {
-    // Mirrors bw_check_open() and bw_chain_decide() in decide.bpf.h: the exe patterns come
-    // from the walk of the executable's path, as bprm_check_security records them.
+    // Mirrors bw_check_open() and bw_chain_decide() in decide.bpf.h.
     const auto state = walk(a, q.path);
-    const auto task_exe = a.accepts[walk(a, q.exe)].exe;
-    auto holds = [&](const ir::Conditions& c) {
-        auto others = c;
-        others.exe.clear();
-        const auto mask = exe_mask(a, c);
-        return (task_exe & mask) == mask && ir::conditions_hold(others, q);
-    };
     const auto k = static_cast<std::size_t>(q.access);
     Link link{0, a.accepts[state].decision[k], a.accepts[state].rule[k]};
     if (link.decision == BW_DECISION_CHAIN) {
         for (auto i = link.rule;; ++i) {
-            if (link = a.links[i]; holds(a.conditions[link.conditions]))
+            if (link = a.links[i]; link_holds(a, link, q))
                 break;
         }
     }
@@ -482,6 +540,8 @@ std::string dump(const Automaton& a)
         out += fmt::format("  state {}{}", s, a.accepts[s].absorbing ? " (absorbing)" : "");
         if (a.accepts[s].exe != 0)
             out += fmt::format(" exe={:#x}", a.accepts[s].exe);
+        if (a.accepts[s].audit != 0)
+            out += fmt::format(" audit=chain@{}", a.accepts[s].audit);
         for (std::size_t k = 0; k < ir::kAccessKinds; ++k) {
             const auto d = a.accepts[s].decision[k];
             if (d != BW_DECISION_NONE)
@@ -507,6 +567,11 @@ std::string dump(const Automaton& a)
     }
     for (std::uint32_t i = 1; i < a.links.size(); ++i) {
         const auto& l = a.links[i];
+        if (l.kinds != 0) {
+            out += fmt::format("  link {}: if conditions {} then audit {} #{}\n", i, l.conditions,
+                               ir::to_string(l.kinds), l.rule);
+            continue;
+        }
         out += fmt::format("  link {}: if conditions {} then {} #{}{}\n", i, l.conditions,
                            l.decision == BW_DECISION_NONE ? "default" : l.decision == BW_DECISION_ALLOW ? "allow" : "deny",
                            l.rule, l.conditions == 0 ? " (end)" : "");

@@ -13,6 +13,15 @@
 // decision chain: the candidates in precedence order down to the first unconditional one
 // (or the default). The kernel takes the first link whose conditions hold. States without
 // conditional candidates keep their plain decision, so unconditional policies pay nothing.
+//
+// `when exe` patterns join the same automaton: each state also records which of them a
+// path ending there matches. The kernel walks each executable's path at exec, keeps that
+// mask with the task (inherited at fork), and a link's exe patterns hold when the task's
+// mask has them all.
+//
+// `audit` rules join it too: a state where audit rules match has an audit chain, those
+// rules strongest first, each with the access kinds it records; the kernel names the
+// first that holds and records a kind of an access it allowed.
 #pragma once
 
 #include "bumblewrap.h"
@@ -28,15 +37,17 @@ namespace bw {
 struct StateAccept {
     std::array<ir::RuleId, ir::kAccessKinds> rule{};       // 0: no rule, the default decides; CHAIN: a link
     std::array<std::uint8_t, ir::kAccessKinds> decision{}; // enum bw_decision
-    std::uint32_t exe = 0; // bit i: exe_patterns[i] matches a path ending here
+    std::uint32_t exe = 0;   // bit i: exe_patterns[i] matches a path ending here
+    ir::RuleId audit = 0;    // the first link of the state's audit chain; 0: none
     bool absorbing = false;
 };
 
-// One candidate of a decision chain (struct bw_link in the kernel).
+// One candidate of a decision chain or an audit chain (struct bw_link in the kernel).
 struct Link {
     std::uint32_t conditions = 0;             // index into Automaton::conditions; 0: none
-    std::uint8_t decision = BW_DECISION_NONE; // NONE: the default decides
+    std::uint8_t decision = BW_DECISION_NONE; // NONE: the default decides (audit: nothing is recorded)
     ir::RuleId rule = 0;
+    ir::AccessMask kinds = 0;                 // audit chains: the kinds the rule records
     bool operator==(const Link&) const = default;
 };
 
@@ -84,6 +95,8 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
 // The user-space twin of the kernel walk and its decision chains; tests compare it with
 // ir::evaluate.
 ir::Verdict simulate(const Automaton& automaton, const ir::Policy& policy, const ir::PathQuery& query);
+// The same for audit chains; tests compare it with ir::evaluate_audit.
+ir::RuleId simulate_audit(const Automaton& automaton, const ir::PathQuery& query);
 
 std::string dump(const Automaton& automaton); // --emit=automata
 

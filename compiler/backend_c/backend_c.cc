@@ -43,12 +43,12 @@ constexpr Hook kHooks[] = {
 
 bool same_decisions(const StateAccept& a, const StateAccept& b)
 {
-    return a.decision == b.decision && a.rule == b.rule && a.exe == b.exe;
+    return a.decision == b.decision && a.rule == b.rule && a.exe == b.exe && a.audit == b.audit;
 }
 
 bool fewer_decisions(const StateAccept& a, const StateAccept& b)
 {
-    return std::tie(a.decision, a.rule, a.exe) < std::tie(b.decision, b.rule, b.exe);
+    return std::tie(a.decision, a.rule, a.exe, a.audit) < std::tie(b.decision, b.rule, b.exe, b.audit);
 }
 
 // Renumbers the states so that states with the same decisions are adjacent; the dead and
@@ -148,18 +148,18 @@ public:
         return std::move(out_);
     }
 
-    // bw_policy_exe_patterns: the `when exe` patterns an executable whose path ends in
-    // `state` matches.
-    std::string exe_function(const Automaton& a, const std::vector<Range>& ranges)
+    // A function of the state alone, for the per-state values besides the decisions:
+    // `field` of the state's StateAccept, 0 where none is given.
+    std::string state_function(const Automaton& a, const std::vector<Range>& ranges, std::string_view comment,
+                               std::string_view name, std::uint32_t StateAccept::*field)
     {
-        out_ = "/* the `when exe` patterns an executable whose path ends in `state` matches */\n"
-               "__noinline __u32 bw_policy_exe_patterns(__u32 state)\n{\n\tswitch (state) {\n";
+        out_ = fmt::format("/* {} */\n__noinline __u32 {}(__u32 state)\n{{\n\tswitch (state) {{\n", comment, name);
         for (const auto& r : ranges) {
-            if (a.accepts[r.first].exe == 0)
+            if (a.accepts[r.first].*field == 0)
                 continue;
             out_ += r.first == r.last ? fmt::format("\tcase {}:\n", r.first)
                                       : fmt::format("\tcase {} ... {}:\n", r.first, r.last);
-            out_ += fmt::format("\t\treturn {:#x};\n", a.accepts[r.first].exe);
+            out_ += fmt::format("\t\treturn {:#x};\n", a.accepts[r.first].*field);
         }
         out_ += "\t}\n\treturn 0;\n}\n";
         return std::move(out_);
@@ -214,6 +214,11 @@ bool needed(const Hook& hook, const ir::Policy& policy, const Automaton& a)
 {
     if (hook.devices && !policy.devices.empty())
         return true;
+    // Audit rules record accesses the policy allows: their hooks run whatever it denies.
+    for (const auto& r : policy.audits) {
+        if (hook.accesses & r.accesses)
+            return true;
+    }
     // bprm_check_security records which `when exe` patterns each executable matches.
     if (hook.exe && !a.exe_patterns.empty())
         return true;
@@ -356,8 +361,8 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
     // Without a hook nothing calls the decision function, and libbpf would take an
     // uncalled global function for a program of unknown type.
     p.exe_patterns = grouped.exe_patterns.size();
-    h += fmt::format("#define BW_POLICY_EXE_PATTERNS {}\n#define BW_HOOK_EXE {}\n", p.exe_patterns,
-                     p.exe_patterns != 0 ? 1 : 0);
+    h += fmt::format("#define BW_POLICY_EXE_PATTERNS {}\n#define BW_HOOK_EXE {}\n#define BW_POLICY_AUDITS {}\n",
+                     p.exe_patterns, p.exe_patterns != 0 ? 1 : 0, policy.audits.empty() ? 0 : 1);
     if (p.exe_patterns != 0)
         p.hooks.insert(p.hooks.end(), std::begin(kExeHooks), std::end(kExeHooks));
     if (p.hooks.empty()) {
@@ -367,7 +372,12 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
         DecisionWriter writer(policy);
         h += writer.function(grouped, ranges);
         if (p.exe_patterns != 0)
-            h += writer.exe_function(grouped, ranges);
+            h += writer.state_function(grouped, ranges,
+                                       "the `when exe` patterns an executable whose path ends in `state` matches",
+                                       "bw_policy_exe_patterns", &StateAccept::exe);
+        if (!policy.audits.empty())
+            h += writer.state_function(grouped, ranges, "the first link of the audit chain of `state`; 0: none",
+                                       "bw_policy_audit_chain", &StateAccept::audit);
     } else {
         h += fmt::format("/* {} ranges: more than the {} inlined, so the decisions are a map. */\n"
                          "#define BW_POLICY_INLINE_DECISIONS 0\n",

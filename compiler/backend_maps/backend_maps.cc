@@ -16,6 +16,7 @@ bw_link link(const Automaton& a, const Link& l)
     out.rule = l.rule;
     out.decision = l.decision;
     out.last = l.conditions == 0;
+    out.kinds = l.kinds;
     out.owner = c.owner;
     out.open_flags = c.open_flags;
     out.uid_hi = out.gid_hi = UINT32_MAX;
@@ -41,6 +42,7 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
     t.sandbox.default_rule = policy.path_default.id;
     std::copy(automaton.classes.begin(), automaton.classes.end(), t.sandbox.classes);
     t.sandbox.invariants = policy.invariants();
+    t.sandbox.audits = policy.audits.empty() ? 0 : 1;
     t.trans.reserve(automaton.trans.size());
     for (const auto next : automaton.trans)
         t.trans.push_back(automaton.accepts[next].absorbing ? next | BW_ABSORBING : next);
@@ -50,6 +52,7 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
         std::copy(a.rule.begin(), a.rule.end(), out.rule);
         std::copy(a.decision.begin(), a.decision.end(), out.decision);
         out.exe = a.exe;
+        out.audit = a.audit;
         t.accepts.push_back(out);
     }
     t.links.reserve(automaton.links.size());

@@ -279,6 +279,19 @@ Verdict evaluate(const Policy& policy, const PathQuery& q)
     return {best->decision, best->id};
 }
 
+RuleId evaluate_audit(const Policy& policy, const PathQuery& q)
+{
+    const AuditRule* best = nullptr;
+    auto rank = [](const AuditRule& r) { return std::tuple{specificity(r.pattern), r.conditions.count()}; };
+    for (const auto& rule : policy.audits) {
+        if (!(rule.accesses & bit(q.access)) || !glob_match(rule.pattern, q.path) || !conditions_hold(rule.conditions, q))
+            continue;
+        if (best == nullptr || rank(rule) > rank(*best))
+            best = &rule;
+    }
+    return best == nullptr ? 0 : best->id;
+}
+
 SyscallVerdict evaluate_syscall(const Policy& policy, std::string_view syscall)
 {
     const SyscallRule* best = nullptr;

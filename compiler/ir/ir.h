@@ -259,6 +259,11 @@ Specificity specificity(std::string_view pattern);
 // specific; then the one with more conditions; then deny over allow. No rule: the default.
 Verdict evaluate(const Policy& policy, const PathQuery& query);
 
+// Audit rules: among those whose pattern matches, whose accesses include the query's and
+// whose conditions hold, the most specific, then the one with more conditions, then the
+// lowest id; 0 when there is none. An access is recorded only when evaluate() allows it.
+RuleId evaluate_audit(const Policy& policy, const PathQuery& query);
+
 // Syscalls: a rule naming the syscall beats one through a group; deny wins a tie.
 struct SyscallVerdict {
     Decision decision;

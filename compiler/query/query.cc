@@ -304,6 +304,8 @@ std::string answer(const ir::Policy& policy, const Query& query)
     const auto v = d ? ir::evaluate_device(policy, d->device) : ir::evaluate(policy, p);
     std::string out =
         fmt::format("{} {} {}\n{}", ir::to_string(v.decision), ir::name(p.access), p.path, where(policy, v.rule));
+    if (const auto audit = ir::evaluate_audit(policy, p); audit != 0 && v.decision == ir::Decision::Allow)
+        out += "recorded\n" + where(policy, audit);
     if (!d && !policy.devices.empty() && p.path.starts_with("/dev/"))
         out += "note: the policy has device rules; give --device TYPE:MAJOR:MINOR to have them decide\n";
     if (!(kEnforcedAccesses & ir::bit(p.access)))

@@ -188,6 +188,9 @@ int run(const Options& o, const Invocation& inv)
     if (reporter.denials() > 0 && !o.quiet)
         std::fprintf(stderr, "bwrun: %zu access%s denied in sandbox %s\n", reporter.denials(),
                      reporter.denials() == 1 ? "" : "es", name.c_str());
+    if (reporter.recorded() > 0 && !o.quiet)
+        std::fprintf(stderr, "bwrun: %zu access%s recorded by audit rules in sandbox %s\n", reporter.recorded(),
+                     reporter.recorded() == 1 ? "" : "es", name.c_str());
     return status;
 }
 

@@ -49,7 +49,7 @@ int DenialReporter::on_event(void* self, void* data, std::size_t size)
         return 0;
     bw_event e{};
     std::memcpy(&e, data, std::min(size, sizeof e));
-    ++r->denials_;
+    ++(e.op == BW_OP_AUDIT ? r->recorded_ : r->denials_);
     if (r->audit_ != nullptr) {
         const auto line = rt::audit_json(e, r->audit_context_, unix_ns());
         std::fprintf(r->audit_, "%s\n", line.c_str());
@@ -94,7 +94,7 @@ void DenialReporter::flush(bool all)
         pending_.clear();
     }
     if (suppressed_ > 0 && (all || now >= window_start_ + std::chrono::seconds(1))) {
-        std::fprintf(stderr, "bwrun: %zu more denial%s not shown (over %zu a second)%s\n", suppressed_,
+        std::fprintf(stderr, "bwrun: %zu more report%s not shown (over %zu a second)%s\n", suppressed_,
                      suppressed_ == 1 ? "" : "s", kLinesPerSecond, audit_ ? "; the audit file has them all" : "");
         suppressed_ = 0;
     }

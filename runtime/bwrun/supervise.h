@@ -33,6 +33,7 @@ public:
     // Writes the reports that are due (all of them when `all`).
     void flush(bool all);
     std::size_t denials() const { return denials_; }
+    std::size_t recorded() const { return recorded_; } // by audit rules
 
 private:
     void report(const std::string& line);
@@ -42,6 +43,7 @@ private:
     bool quiet_;
     std::FILE* audit_;
     std::size_t denials_ = 0;
+    std::size_t recorded_ = 0;
     std::vector<std::string> pending_;
     std::chrono::steady_clock::time_point flush_at_{};
     // Rate limit: lines shown in the current one-second window, and those held back.

@@ -98,10 +98,11 @@ std::string audit_json(const bw_event& e, const AuditContext& c, std::int64_t un
     const std::string_view comm(e.comm, strnlen(e.comm, sizeof e.comm));
     const std::string hash = policy.sources.empty() ? "" : policy.sources.front().sha256;
 
-    std::string out = fmt::format(R"({{"time":{},"sandbox":{},"policy":{},"policy_sha256":{},"pid":{},"tgid":{},)"
-                                  R"("comm":{},"access":{},)",
-                                  quote(timestamp(unix_ns)), quote(c.sandbox), quote(printable(policy.ir.name)),
-                                  quote(hash), e.pid, e.tgid, quote(printable(comm)), quote(access));
+    std::string out = fmt::format(R"({{"time":{},"event":{},"sandbox":{},"policy":{},"policy_sha256":{},"pid":{},)"
+                                  R"("tgid":{},"comm":{},"access":{},)",
+                                  quote(timestamp(unix_ns)), quote(e.op == BW_OP_AUDIT ? "audit" : "denial"),
+                                  quote(c.sandbox), quote(printable(policy.ir.name)), quote(hash), e.pid, e.tgid,
+                                  quote(printable(comm)), quote(access));
     // A socket denial's path buffer holds a binary struct bw_net_object, not a path.
     if (e.access == BW_NET_EVENT) {
         out += fmt::format(R"("net":{},)", quote(describe_net_object(e)));

@@ -128,7 +128,7 @@ std::string describe_denial(const bw_event& e, const artifact::PolicyData& polic
     const std::string comm = fixed_string(e.comm, sizeof e.comm);
     if (e.op == BW_OP_DEVICE_RULE)
         return describe_device_denial(e, policy);
-    if (e.op != BW_OP_PATH)
+    if (e.op != BW_OP_PATH && e.op != BW_OP_AUDIT)
         return fmt::format("denied {} by invariant {} [pid {} {}]", describe_operation(e), invariant_name(e.invariant),
                            e.pid, comm);
 
@@ -141,7 +141,8 @@ std::string describe_denial(const bw_event& e, const artifact::PolicyData& polic
         object = unresolved(e.path_error);
     else
         object = std::string(e.path, std::min<std::size_t>(e.path_len, sizeof e.path));
-    return fmt::format("denied {} {} by {} [pid {} {}]", access, object, rule_name(e.rule_id, policy), e.pid, comm);
+    return fmt::format("{} {} {} by {} [pid {} {}]", e.op == BW_OP_AUDIT ? "audit" : "denied", access, object,
+                       rule_name(e.rule_id, policy), e.pid, comm);
 }
 
 } // namespace bw::rt

@@ -1,4 +1,5 @@
-// Renders denial events from the kernel for people: what, where, who, and which rule.
+// Renders denial events from the kernel for people: what, where, who, and which rule; and
+// audit records, which say the same of an access an audit rule recorded.
 #pragma once
 
 #include "artifact/artifact.h"

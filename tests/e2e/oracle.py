@@ -5,13 +5,14 @@ usage: oracle.py prepare BIN_DIR WORKDIR [--seed N] [--policies K] [--queries Q]
        oracle.py run BIN_DIR WORKDIR
 
 prepare (on the host) describes a small file tree under ROOT, generates K seeded random
-policies over it, checks and compiles each with both backends into WORKDIR, draws Q
-(access, path) queries per policy and asks `bwc query` (the oracle) for each verdict and
-deciding rule; everything lands in WORKDIR/oracle.json.
+policies over it (path rules and audit rules), checks and compiles each with both
+backends into WORKDIR, draws Q (access, path) queries per policy and asks `bwc query`
+(the oracle) for each verdict, deciding rule and recording audit rule; everything lands
+in WORKDIR/oracle.json.
 
 run (as root in the VM, scripts/bwvm) creates the tree, runs one sandbox per policy and
-backend whose probe performs every query, and compares the kernel's verdicts and the
-rules bwrun names for its denials with the oracle's. Prints one line per policy and
+backend whose probe performs every query, and compares the kernel's verdicts, the rules
+bwrun names for its denials and the audit records it reports with the oracle's. Prints one line per policy and
 backend, "ok oracle ..." or "not ok oracle ...: first mismatches", then "oracle-done".
 
 Run `run` with /usr/bin/python3: a python3 found on PATH may be a wrapper (pyenv's shim
@@ -205,6 +206,13 @@ def make_policy(rng, name, bulk):
         accesses = "all" if n == 4 and rng.random() < 0.5 else ", ".join(sorted(rng.sample(ACCESSES, n), key=ACCESSES.index))
         quoted = f'"{pattern}"' if rng.random() < 0.25 else pattern
         lines.append(f"    {rng.choice(['allow', 'deny'])} {accesses} {quoted}")
+    # Audit rules record what the rules above allow; they decide nothing.
+    for _ in range(rng.randint(1, 4)):
+        is_dir = rng.random() < 0.6
+        target = rng.choice(dirs if is_dir else files)
+        targets.append(target)
+        accesses = ", ".join(sorted(rng.sample(ACCESSES, rng.randint(2, 4)), key=ACCESSES.index))
+        lines.append(f"    audit {accesses} {make_pattern(rng, target, is_dir, children)}")
     for i in range(bulk):
         lines.append(f"    {rng.choice(['allow', 'deny'])} {rng.choice(ACCESSES)} {ROOT}/big/f{i:04d}")
     if bulk:
@@ -240,8 +248,9 @@ def bwc(bin_dir, *args):
 
 
 def oracle(bin_dir, policy, access, path):
-    """The reference evaluator's verdict: {"expect", "rule", "origin"}; "rule" is the rule's
-    text as bwrun names it (`default deny` for the default)."""
+    """The reference evaluator's verdict: {"expect", "rule", "origin", "audit"}; "rule" is the
+    rule's text as bwrun names it (`default deny` for the default); "audit", the text of the
+    audit rule that records the access (an allowed one), or None."""
     r = bwc(bin_dir, "query", policy, access, path)
     lines = r.stdout.splitlines()
     m = re.fullmatch(r"(allow|deny) (\w+) (\S+)", lines[0]) if r.returncode == 0 and lines else None
@@ -251,9 +260,15 @@ def oracle(bin_dir, policy, access, path):
     default = re.fullmatch(r"  by the default \((.*)\)", lines[1])
     if not by and not default:
         raise SystemExit(f"oracle.py: bwc query {policy} {access} {path}: unexpected output: {r.stdout}")
+    audit = None
+    if "recorded" in lines:
+        recorded = re.fullmatch(r"  by `(.*)` \((.*)\), rule #\d+", lines[lines.index("recorded") + 1])
+        if not recorded:
+            raise SystemExit(f"oracle.py: bwc query {policy} {access} {path}: unexpected output: {r.stdout}")
+        audit = recorded.group(1)
     if by:
-        return {"expect": m.group(1), "rule": by.group(1), "origin": by.group(2)}
-    return {"expect": m.group(1), "rule": f"default {m.group(1)}", "origin": default.group(1)}
+        return {"expect": m.group(1), "rule": by.group(1), "origin": by.group(2), "audit": audit}
+    return {"expect": m.group(1), "rule": f"default {m.group(1)}", "origin": default.group(1), "audit": audit}
 
 
 def census():
@@ -327,8 +342,10 @@ def prepare(args):
         json.dump({"seed": args.seed, "round": round_, "root": ROOT, "dirs": dirs, "files": files,
                    "probe_needs": needs, "policies": policies}, f, indent=1)
     counts = collections.Counter((q["access"], q["expect"]) for p in policies for q in p["queries"])
+    recorded = sum(q["audit"] is not None and q["expect"] == "allow" for p in policies for q in p["queries"])
     print(f"prepared {len(policies)} policies, {sum(counts.values())} queries in {work} (seed {args.seed}, round {round_}): "
-          + ", ".join(f"{a} {counts[a, 'allow']}/{counts[a, 'deny']}" for a in ACCESSES) + " allowed/denied")
+          + ", ".join(f"{a} {counts[a, 'allow']}/{counts[a, 'deny']}" for a in ACCESSES) + " allowed/denied, "
+          + f"{recorded} recorded by audit rules")
 
 
 # --- in the VM ----------------------------------------------------------------------------
@@ -362,11 +379,18 @@ def check_one(bin_dir, policy, backend):
     if r.returncode != 0 or len(results) != len(queries):
         return [f"bwrun status {r.returncode}, {len(results)} of {len(queries)} results; "
                 f"stdout: {r.stdout[-300:].strip()}; stderr: {r.stderr[-600:].strip()}"], None
-    reported = {}
+    reported, records, repeated = {}, {}, []
     with open(audit, encoding="utf-8") as f:
         for event in map(json.loads, f):
-            if "path" in event and "rule" in event:
-                reported[event["access"], event["path"]] = (event["rule"], f"{event['rule_file']}:{event['rule_line']}")
+            if "path" not in event or "rule" not in event:
+                continue
+            key = event["access"], event["path"]
+            if event["event"] == "audit":
+                if key in records:
+                    repeated.append(key)
+                records[key] = event["rule"]
+            else:
+                reported[key] = (event["rule"], f"{event['rule_file']}:{event['rule_line']}")
     mismatches = []
     for q, res in zip(queries, results):
         key = (q["access"], q["path"])
@@ -381,6 +405,14 @@ def check_one(bin_dir, policy, backend):
             mismatches.append(f"{q['access']} {q['path']} denied, bwrun names {got} ({said})")
         elif res["got"] == "allow" and denial:
             mismatches.append(f"{q['access']} {q['path']} allowed, yet bwrun reports a denial by `{denial[0]}`")
+        record = records.pop(key, None)
+        expected = q["audit"] if q["expect"] == "allow" else None
+        if record != expected:
+            mismatches.append(f"{q['access']} {q['path']}: recorded by `{record}`, oracle: by `{expected}`")
+    for access, path in repeated:
+        mismatches.append(f"{access} {path} recorded more than once")
+    for (access, path), rule in records.items():
+        mismatches.append(f"{access} {path} recorded by `{rule}` outside the queries")
     # Denials of what the probe's interpreter needed: the oracle must agree, and prepare
     # made sure it allows all of that.
     for (access, path), (rule, origin) in reported.items():
@@ -388,7 +420,8 @@ def check_one(bin_dir, policy, backend):
         mismatches.append(f"{access} {path} denied outside the queries by `{rule}` ({origin}) "
                           f"(oracle: {v['expect']} by `{v['rule']}` ({v['origin']}))")
     allowed = sum(res["got"] == "allow" for res in results)
-    return mismatches, (len(results), allowed, len(results) - allowed)
+    recorded = sum(q["audit"] is not None and q["expect"] == "allow" for q in queries)
+    return mismatches, (len(results), allowed, len(results) - allowed, recorded)
 
 
 def run(args):
@@ -410,7 +443,8 @@ def run(args):
                 more = f"; and {len(mismatches) - 3} more" if len(mismatches) > 3 else ""
                 print(f"not ok oracle {policy['name']} {backend}: " + "; ".join(mismatches[:3]) + more)
             else:
-                print(f"ok oracle {policy['name']} {backend} ({counts[0]} queries: {counts[1]} allowed, {counts[2]} denied)")
+                print(f"ok oracle {policy['name']} {backend} ({counts[0]} queries: {counts[1]} allowed, {counts[2]} denied, "
+                      f"{counts[3]} recorded)")
     print("oracle-done")
     return 1 if failures else 0
 

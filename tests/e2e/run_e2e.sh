@@ -42,7 +42,8 @@ setup() {
     setup_paths || return 1
     setup_conditions || return 1
     setup_exe || return 1
-    for p in base only-a only-b paths conditions devices exe; do
+    setup_audit || return 1
+    for p in base only-a only-b paths conditions devices exe audit; do
         bwc "$here/policies/$p.bwp" --backend="$backend" -o "$W/$p.o" || return 1
     done
     # A policy that denies nothing: the specialised program then has no hook at all.
@@ -388,7 +389,7 @@ test_run_audit_all_stderr_limited() {
     local shown
     shown=$(grep -c "denied read $W/secret" "$out/stderr")
     [ "$shown" -ge 1 ] && [ "$shown" -le $((20 * secs)) ] || fail "$shown denial lines on stderr in ${secs}s"
-    grep -q "more denials not shown (over 20 a second); the audit file has them all" "$out/stderr" ||
+    grep -q "more reports not shown (over 20 a second); the audit file has them all" "$out/stderr" ||
         fail "no suppression line: $(tail -n 3 "$out/stderr")"
     grep -q "^bwrun: 1000 accesses denied in sandbox audited$" "$out/stderr" || fail "summary: $(tail -n 1 "$out/stderr")"
     /usr/bin/python3 - "$W/log/audit.jsonl" "$W" "$here/policies/base.bwp" <<'EOF' || fail "audit file wrong"
@@ -953,6 +954,96 @@ print('exit', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
         fail "cat after python3 printed: $(cat "$out/stdout")"
 }
 
+# --- audit rules: allowed accesses recorded, never decided (policies/audit.bwp) ----------
+AU=$W/audit
+
+setup_audit() {
+    mkdir -p "$AU/logged/special" "$AU/plain" "$AU/secret" "$AU/shared" "$AU/bin" || return 1
+    cp /usr/bin/true "$AU/bin/true"
+    for f in logged/file logged/special/file plain/file secret/file shared/file; do echo "$f" >"$AU/$f"; done
+    # uid 1000 writes here.
+    chmod 755 "$W" "$AU"
+    chmod 777 "$AU/shared"
+    chmod 666 "$AU/shared/file"
+}
+
+# expect_recorded KIND PATH RULE: bwrun reported an audit record of the access by RULE.
+expect_recorded() {
+    grep -qF "audit $1 $2 by \`$3\`" "$out/stderr" ||
+        fail "no audit record of $1 $2 by \`$3\`; stderr: $(head -c 600 "$out/stderr")"
+}
+
+expect_no_record() {
+    ! grep -q "^bwrun: audit \|recorded by audit rules" "$out/stderr" ||
+        fail "audit record where none was due: $(grep "audit" "$out/stderr" | head -c 600)"
+}
+
+test_audit_records_allowed_access() {
+    rm -f "$W/log/audit-rules.jsonl"
+    bwrun --name audit-rules --audit "$W/log/audit-rules.jsonl" "$W/audit.o" -- cat "$AU/logged/file" \
+        >"$out/stdout" 2>"$out/stderr"
+    echo $? >"$out/status"
+    expect_status 0 && [ "$(cat "$out/stdout")" = logged/file ] || return
+    expect_recorded read "$AU/logged/file" "audit read /tmp/bw-e2e/audit/logged/" || return
+    grep -q "^bwrun: 1 access recorded by audit rules in sandbox audit-rules$" "$out/stderr" ||
+        { fail "summary: $(tail -n 2 "$out/stderr")"; return; }
+    ! grep -q "denied" "$out/stderr" || { fail "a denial: $(cat "$out/stderr")"; return; }
+    /usr/bin/python3 - "$W/log/audit-rules.jsonl" "$AU/logged/file" <<'PY' || fail "audit file: $(cat "$W/log/audit-rules.jsonl")"
+import json, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+assert len(lines) == 1, lines
+e = json.loads(lines[0])
+assert e["event"] == "audit" and e["access"] == "read" and e["path"] == sys.argv[2], e
+assert e["rule"] == "audit read /tmp/bw-e2e/audit/logged/" and e["rule_line"] == 15 and e["comm"] == "cat", e
+PY
+    # A file no audit rule names is read without a record.
+    sandbox audit cat "$AU/plain/file"
+    expect_status 0 && expect_no_record
+}
+
+test_audit_most_specific_rule_records() {
+    sandbox audit sh -c "cat $AU/logged/special/file && echo more >>$AU/logged/special/file"
+    # The policy denies the append: a denial, and only the read is recorded.
+    expect_status 2 || return
+    expect_recorded read "$AU/logged/special/file" "audit read, write /tmp/bw-e2e/audit/logged/special/**" || return
+    expect_denied_by append "$AU/logged/special/file" "default deny" || return
+    [ "$(grep -c "^bwrun: audit " "$out/stderr")" = 1 ] || fail "records: $(grep "audit" "$out/stderr")"
+}
+
+test_audit_conditional_rule() {
+    sandbox_as 1000 1000 audit sh -c "echo one >$AU/shared/file"
+    expect_status 0 && expect_recorded write "$AU/shared/file" "audit write /tmp/bw-e2e/audit/shared/" || return
+    # `write` covers appends, for uid 1000 only.
+    sandbox_as 1000 1000 audit sh -c "echo two >>$AU/shared/file"
+    expect_status 0 && expect_recorded append "$AU/shared/file" "audit write /tmp/bw-e2e/audit/shared/" || return
+    sandbox_as 2000 2000 audit sh -c "echo three >>$AU/shared/file"
+    expect_status 0 && expect_no_record || return
+    [ "$(tr '\n' ' ' <"$AU/shared/file")" = "one two three " ] || fail "shared/file: $(cat "$AU/shared/file")"
+}
+
+test_audit_one_record_per_operation() {
+    # An execve opens, checks and maps its binary: one record per run. Two runs, two
+    # records; one process reading a file twice in a row, one record.
+    sandbox audit /usr/bin/python3 -c "
+import subprocess
+for _ in range(2):
+    subprocess.run(['$AU/bin/true'], check=True)
+for _ in range(2):
+    open('$AU/logged/file').read()
+"
+    expect_status 0 || return
+    [ "$(grep -c "^bwrun: audit exec $AU/bin/true by \`audit exec /tmp/bw-e2e/audit/bin/\`" "$out/stderr")" = 2 ] &&
+        [ "$(grep -c "^bwrun: audit read $AU/logged/file by" "$out/stderr")" = 1 ] &&
+        grep -q "^bwrun: 3 accesses recorded by audit rules" "$out/stderr" ||
+        fail "records: $(grep "audit" "$out/stderr" | head -c 800)"
+}
+
+test_audit_of_denied_access_is_a_denial() {
+    sandbox audit cat "$AU/secret/file"
+    expect_status 1 && expect_denied_by read "$AU/secret/file" "deny read /tmp/bw-e2e/audit/secret/" || return
+    expect_no_record
+}
+
 # ioctl_errno PATH CMD: opens PATH read-write, then prints ioctl CMD's errno (0 when it worked).
 ioctl_errno() {
     sandbox devices /usr/bin/python3 -c '
@@ -1053,7 +1144,8 @@ for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed writ
     exec_mapping_denied condition_uid_range_allows_inside condition_uid_range_denies_outside condition_gid \
     condition_owner_writes_own_file condition_owner_denies_others_file condition_flags_deny_truncating_open \
     condition_flags_allow_plain_write exe_rule_allows_only_its_program exe_rule_denies_its_program_and_its_forks \
-    exe_rule_switches_at_exec device_rule_by_number device_ioctl_allowlist device_ioctl_any \
+    exe_rule_switches_at_exec audit_records_allowed_access audit_most_specific_rule_records audit_conditional_rule \
+    audit_one_record_per_operation audit_of_denied_access_is_a_denial device_rule_by_number device_ioctl_allowlist device_ioctl_any \
     device_rule_without_ioctl_denies_all device_mknod device_rule_keeps_dev_mem_closed nothing_left_behind}; do
     run "$t"
 done

@@ -171,6 +171,22 @@ void add_random_conditions(std::mt19937& rng, ir::Policy& policy)
     }
 }
 
+void add_random_audits(std::mt19937& rng, ir::Policy& policy)
+{
+    ir::RuleId id = ir::kFirstRuleId + static_cast<ir::RuleId>(policy.rules.size());
+    for (int n = static_cast<int>(rng() % 5); n > 0; --n) {
+        ir::AuditRule r;
+        r.id = id++;
+        r.pattern = random_pattern(rng);
+        r.accesses = static_cast<ir::AccessMask>(1 + rng() % 15); // read, write, append, exec
+        if (rng() % 3 == 0)
+            r.conditions.uid = ir::IdRange{1000, 1999};
+        if (rng() % 4 == 0)
+            r.conditions.exe.push_back(random_pattern(rng));
+        policy.audits.push_back(r);
+    }
+}
+
 ir::PathQuery random_query(std::mt19937& rng)
 {
     ir::PathQuery q;

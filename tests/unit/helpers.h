@@ -59,6 +59,9 @@ ir::Policy random_policy(std::mt19937& rng);
 std::string random_path(std::mt19937& rng, int max_depth);
 // Random uid, gid, owner and open-flag conditions on some of the policy rules.
 void add_random_conditions(std::mt19937& rng, ir::Policy& policy);
+// Up to 4 audit rules with random patterns, access kinds and (some) conditions, numbered
+// after the policy's rules.
+void add_random_audits(std::mt19937& rng, ir::Policy& policy);
 // A query of read, write, append or exec with a random process and flags, over the few
 // values that add_random_conditions uses.
 ir::PathQuery random_query(std::mt19937& rng);

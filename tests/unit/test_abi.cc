@@ -6,21 +6,23 @@
 #include <cstddef>
 
 static_assert(BW_ABI_VERSION == 7);
-static_assert(sizeof(bw_sandbox) == 276);
+static_assert(sizeof(bw_sandbox) == 280);
 static_assert(offsetof(bw_sandbox, nclasses) == 0);
 static_assert(offsetof(bw_sandbox, nstates) == 4);
 static_assert(offsetof(bw_sandbox, default_decision) == 8);
 static_assert(offsetof(bw_sandbox, default_rule) == 12);
 static_assert(offsetof(bw_sandbox, classes) == 16);
 static_assert(offsetof(bw_sandbox, invariants) == 272);
+static_assert(offsetof(bw_sandbox, audits) == 276);
 static_assert(BW_ACCESS_KINDS == bw::ir::kAccessKinds);
 static_assert(BW_ACCESS_EXEC == static_cast<int>(bw::ir::Access::Exec));
 static_assert(BW_ACCESS_IOCTL == static_cast<int>(bw::ir::Access::Ioctl));
-static_assert(sizeof(bw_accept) == 60);
+static_assert(sizeof(bw_accept) == 64);
 static_assert(offsetof(bw_accept, rule) == 0);
 static_assert(offsetof(bw_accept, exe) == 44);
-static_assert(offsetof(bw_accept, decision) == 48);
-static_assert(sizeof(bw_link) == 32);
+static_assert(offsetof(bw_accept, audit) == 48);
+static_assert(offsetof(bw_accept, decision) == 52);
+static_assert(sizeof(bw_link) == 36);
 static_assert(offsetof(bw_link, rule) == 0);
 static_assert(offsetof(bw_link, decision) == 4);
 static_assert(offsetof(bw_link, last) == 5);
@@ -29,6 +31,7 @@ static_assert(offsetof(bw_link, open_flags) == 8);
 static_assert(offsetof(bw_link, uid_lo) == 12);
 static_assert(offsetof(bw_link, gid_hi) == 24);
 static_assert(offsetof(bw_link, exe) == 28);
+static_assert(offsetof(bw_link, kinds) == 32);
 static_assert(sizeof(bw_event) == 88 + BW_PATH_MAX);
 static_assert(offsetof(bw_event, cgroup_id) == 0);
 static_assert(offsetof(bw_event, rule_id) == 16);

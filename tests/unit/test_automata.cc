@@ -113,6 +113,41 @@ TEST_CASE("decision chains agree with the reference evaluator on random conditio
     CHECK(a.exe_matched > 300);
 }
 
+TEST_CASE("audit chains name the audit rule the reference evaluator names")
+{
+    std::mt19937 rng(20261204);
+    int queries = 0, recorded = 0, conditional = 0;
+    for (int round = 0; round < 500; ++round) {
+        auto policy = test::random_policy(rng);
+        test::add_random_conditions(rng, policy);
+        test::add_random_audits(rng, policy);
+        SourceManager sources;
+        Diagnostics diags(sources);
+        const auto automaton = run_compile_paths(policy, diags);
+        REQUIRE(automaton);
+        for (int q = 0; q < 40; ++q) {
+            const auto query = test::random_query(rng);
+            const auto expected = ir::evaluate_audit(policy, query);
+            INFO("round " << round << " path " << query.path << " access " << ir::name(query.access) << " uid "
+                          << query.uid << " exe " << query.exe << "\n"
+                          << ir::dump(policy) << dump(*automaton));
+            REQUIRE(simulate_audit(*automaton, query) == expected);
+            // The decisions stay the evaluator's with audit rules in the automaton.
+            REQUIRE(simulate(*automaton, policy, query) == ir::evaluate(policy, query));
+            ++queries;
+            if (expected != 0) {
+                ++recorded;
+                for (const auto& a : policy.audits)
+                    conditional += a.id == expected && a.conditions.count() > 0;
+            }
+        }
+    }
+    CHECK(queries == 20000);
+    // Audit rules matched often, some of them conditional, so the chains were exercised.
+    CHECK(recorded > 400);
+    CHECK(conditional > 30);
+}
+
 TEST_CASE("the chain test notices chains whose order is broken")
 {
     const auto a = compare_conditional(20261203, true);

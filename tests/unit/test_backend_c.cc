@@ -35,9 +35,10 @@ bool decides_paths(const CProgram& program)
 }
 
 // One C file holding every program's decision function under its own name, and a main
-// that answers "program state kind exe-state" lines with decision | rule << 8 and the
-// `when exe` patterns of exe-state. A program without path hook has no decision function
-// (it decides nothing): its slot stays empty; one without exe patterns matches none.
+// that answers "program state kind exe-state" lines with decision | rule << 8, the
+// `when exe` patterns of exe-state and the audit chain of state. A program without path
+// hook has no decision function (it decides nothing): its slot stays empty; one without
+// exe patterns matches none, one without audit rules has no audit chain.
 std::string harness(const std::vector<CProgram>& programs)
 {
     std::string c = "#include <stdio.h>\n#include \"bumblewrap.h\"\n"
@@ -46,10 +47,11 @@ std::string harness(const std::vector<CProgram>& programs)
     for (std::size_t i = 0; i < programs.size(); ++i) {
         c += fmt::format("#define bw_policy_decision decision_{0}\n#define bw_policy_classes classes_{0}\n"
                          "#define bw_policy_net net_{0}\n#define bw_policy_net_rules net_rules_{0}\n"
-                         "#define bw_policy_exe_patterns exe_{0}\n", i);
+                         "#define bw_policy_exe_patterns exe_{0}\n#define bw_policy_audit_chain audit_{0}\n", i);
         c += programs[i].header;
         c += "#undef bw_policy_decision\n#undef bw_policy_classes\n#undef BW_POLICY_NCLASSES\n"
              "#undef bw_policy_exe_patterns\n#undef BW_POLICY_EXE_PATTERNS\n"
+             "#undef bw_policy_audit_chain\n#undef BW_POLICY_AUDITS\n"
              "#undef BW_POLICY_NSTATES\n#undef BW_POLICY_NLINKS\n#undef BW_POLICY_DEFAULT_DECISION\n#undef BW_POLICY_DEFAULT_RULE\n"
              "#undef BW_POLICY_HOOKS\n#undef BW_POLICY_INLINE_DECISIONS\n#undef BW_POLICY_INVARIANTS\n"
              "#undef bw_policy_net\n#undef bw_policy_net_rules\n#undef BW_POLICY_NET_RULES\n";
@@ -66,9 +68,13 @@ std::string harness(const std::vector<CProgram>& programs)
     for (std::size_t i = 0; i < programs.size(); ++i)
         c += decides_paths(programs[i]) && programs[i].exe_patterns != 0 ? fmt::format("exe_{}, ", i)
                                                                           : std::string("0, ");
+    c += "};\nstatic __u32 (*const audits[])(__u32) = {";
+    for (std::size_t i = 0; i < programs.size(); ++i)
+        c += decides_paths(programs[i]) && programs[i].tables.sandbox.audits ? fmt::format("audit_{}, ", i)
+                                                                             : std::string("0, ");
     c += "};\nint main(void)\n{\n\tunsigned p, s, k, e;\n\twhile (scanf(\"%u %u %u %u\", &p, &s, &k, &e) == 4)\n"
-         "\t\tprintf(\"%llu %u\\n\", (unsigned long long)decisions[p](s, k), exes[p] ? exes[p](e) : 0);\n"
-         "\treturn 0;\n}\n";
+         "\t\tprintf(\"%llu %u %u\\n\", (unsigned long long)decisions[p](s, k), exes[p] ? exes[p](e) : 0,\n"
+         "\t\t       audits[p] ? audits[p](s) : 0);\n\treturn 0;\n}\n";
     return c;
 }
 
@@ -83,21 +89,38 @@ std::ifstream run_harness(const test::TempDir& dir)
     return std::ifstream(dir.path() / "answers.txt");
 }
 
-// The kernel's bw_chain_decide over the tables' links, for a task whose executable
-// matches the `when exe` patterns `exe`.
+// The kernel's bw_link_holds, for a task whose executable matches the `when exe`
+// patterns `exe`.
+bool link_holds(const bw_link& l, const ir::PathQuery& q, std::uint32_t exe)
+{
+    return q.uid >= l.uid_lo && q.uid <= l.uid_hi && q.gid >= l.gid_lo && q.gid <= l.gid_hi &&
+           (!l.owner || q.owner) && (q.flags & l.open_flags) == l.open_flags && (exe & l.exe) == l.exe;
+}
+
+// The kernel's bw_chain_decide over the tables' links.
 ir::Verdict follow_chain(const MapTables& t, std::uint32_t first, const ir::PathQuery& q, std::uint32_t exe)
 {
     for (auto i = first;; ++i) {
         const auto& l = t.links.at(i);
-        const bool holds = q.uid >= l.uid_lo && q.uid <= l.uid_hi && q.gid >= l.gid_lo && q.gid <= l.gid_hi &&
-                           (!l.owner || q.owner) && (q.flags & l.open_flags) == l.open_flags &&
-                           (exe & l.exe) == l.exe;
-        if (!l.last && !holds)
+        if (!l.last && !link_holds(l, q, exe))
             continue;
         if (l.decision == BW_DECISION_NONE)
             return {static_cast<ir::Decision>(t.sandbox.default_decision), t.sandbox.default_rule};
         return {static_cast<ir::Decision>(l.decision), l.rule};
     }
+}
+
+// The kernel's bw_chain_audit over the tables' links: the audit rule, 0 when none.
+ir::RuleId follow_audit_chain(const MapTables& t, std::uint32_t first, const ir::PathQuery& q, std::uint32_t exe)
+{
+    for (auto i = first; i != 0; ++i) {
+        const auto& l = t.links.at(i);
+        if (l.decision == BW_DECISION_NONE)
+            return 0;
+        if ((l.kinds & ir::bit(q.access)) && link_holds(l, q, exe))
+            return l.rule;
+    }
+    return 0;
 }
 
 } // namespace
@@ -110,6 +133,7 @@ TEST_CASE("the specialised backend's decision chains decide as the reference eva
     for (int i = 0; i < 200; ++i) {
         policies.push_back(test::random_policy(rng));
         test::add_random_conditions(rng, policies.back());
+        test::add_random_audits(rng, policies.back());
         SourceManager sources;
         Diagnostics diags(sources);
         const auto automaton = run_compile_paths(policies.back(), diags);
@@ -131,7 +155,7 @@ TEST_CASE("the specialised backend's decision chains decide as the reference eva
     dir.write("harness.c", harness(programs));
     dir.write("queries.txt", input);
     std::ifstream answers = run_harness(dir);
-    std::size_t chained = 0, with_exe = 0;
+    std::size_t chained = 0, with_exe = 0, recorded = 0;
     for (const auto& [p, query] : queries) {
         const auto expected = ir::evaluate(policies[p], query);
         if (!decides_paths(programs[p])) {
@@ -139,8 +163,10 @@ TEST_CASE("the specialised backend's decision chains decide as the reference eva
             continue;
         }
         std::uint64_t verdict = 0;
-        std::uint32_t exe = 0;
-        REQUIRE(answers >> verdict >> exe);
+        std::uint32_t exe = 0, audit = 0;
+        REQUIRE(answers >> verdict >> exe >> audit);
+        const auto audited = follow_audit_chain(programs[p].tables, audit, query, exe);
+        recorded += audited != 0;
         ir::Verdict actual{static_cast<ir::Decision>(verdict & 0xff), static_cast<ir::RuleId>(verdict >> 8)};
         if ((verdict & 0xff) == BW_DECISION_CHAIN) {
             actual = follow_chain(programs[p].tables, static_cast<std::uint32_t>(verdict >> 8), query, exe);
@@ -152,11 +178,13 @@ TEST_CASE("the specialised backend's decision chains decide as the reference eva
                        << query.exe << "\n"
                        << ir::dump(policies[p]));
         REQUIRE(actual == expected);
+        REQUIRE(audited == ir::evaluate_audit(policies[p], query));
     }
     // Chains decided hundreds of the queries, so they were put to the test, some of them
-    // for an executable that matches exe patterns.
+    // for an executable that matches exe patterns; audit rules recorded hundreds.
     CHECK(chained > 300);
     CHECK(with_exe > 30);
+    CHECK(recorded > 300);
 }
 
 TEST_CASE("the specialised backend decides as the reference evaluator on random policies and paths")
@@ -214,8 +242,8 @@ TEST_CASE("the specialised backend decides as the reference evaluator on random 
             continue;
         }
         std::uint64_t verdict = 0;
-        std::uint32_t exe = 0;
-        REQUIRE(answers >> verdict >> exe);
+        std::uint32_t exe = 0, audit = 0;
+        REQUIRE(answers >> verdict >> exe >> audit);
         REQUIRE((verdict & 0xff) == static_cast<std::uint64_t>(expected.decision));
         REQUIRE((verdict >> 8) == expected.rule);
         denied += expected.decision == ir::Decision::Deny;
