@@ -124,7 +124,8 @@ struct bw_accept {
  * default. An audit chain holds the audit rules whose patterns match, strongest first,
  * each with decision ALLOW and the access kinds it records (kinds, a mask of
  * 1 << enum bw_access_kind), and ends with a link of decision NONE: the first link that
- * holds and records one of the access's kinds names the audit rule. uid and gid are the task's fsuid and fsgid; owner: the file's owner is the
+ * holds and records one of the access's kinds names the audit rule.
+ * Conditions: uid and gid are the task's fsuid and fsgid; owner: the file's owner is the
  * fsuid; open_flags: O_* bits the open must carry (only file_open has any); exe: the
  * `when exe` patterns the task's executable must match (bw_accept.exe of its path).
  */

@@ -43,7 +43,6 @@ struct bw_hook {
  * patterns as the task's pending ones (hooks/exe.bpf.h commits them). */
 #define BW_RECORD_EXE (1u << 29)
 
-
 /* Non-zero when the current task runs in a sandbox; the hook has nothing to do otherwise. */
 static __always_inline int bw_hook_enter(struct bw_hook *h)
 {
@@ -241,7 +240,8 @@ static int bw_record_exe(struct bw_walk *w)
  * 0 when the sandbox's policy allows every access kind in `kinds` (a mask of BW_KIND) on
  * the path of (mnt, dentry) for an open with `open_flags` (0 for any other access);
  * otherwise reports the first kind denied and returns -EACCES. A path that cannot be
- * resolved, or a sandbox without its tables, is denied.
+ * resolved, or a sandbox without its tables, is denied. An allowed access that an audit
+ * rule records is reported as an audit record.
  */
 static int bw_check_open(const struct bw_hook *h, const struct vfsmount *mnt, struct dentry *dentry, __u32 kinds,
 			 __u32 open_flags)

@@ -147,7 +147,7 @@ void report_too_large(const ir::Policy& policy, const std::vector<std::vector<st
                       const std::vector<std::uint32_t>& first_state, const AutomatonLimits& limits,
                       Diagnostics& diags)
 {
-    // `when exe` patterns own the ranges after the rules'; they are not named.
+    // Exe patterns and audit rules own the ranges after the rules'; they are not named.
     std::vector<std::size_t> states_with(first_state.size(), 0);
     std::vector<std::size_t> seen(first_state.size(), 0); // the last DFA state (+1) counted per rule
     for (std::size_t s = 0; s < sets.size(); ++s) {

@@ -61,7 +61,7 @@ struct Automaton {
     std::vector<ir::Conditions> conditions{ir::Conditions{}};
     // The decision chains, each ending with an unconditional link; link 0 is in none.
     std::vector<Link> links{Link{}};
-    // The distinct `when exe` patterns of the path rules; the index is the mask bit.
+    // The distinct `when exe` patterns of the path and audit rules; the index is the mask bit.
     std::vector<std::string> exe_patterns;
 
     std::uint32_t next(std::uint32_t state, unsigned char byte) const

@@ -1,5 +1,6 @@
 // The audit trail (bwrun --audit FILE): every denial and every access an audit rule
-// recorded, as one JSON object per line, for machines. Built from the same event fields that describe_denial renders for people.
+// recorded, as one JSON object per line, for machines. Built from the same event fields
+// that describe_denial renders for people.
 #pragma once
 
 #include "artifact/artifact.h"
