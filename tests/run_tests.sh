@@ -183,7 +183,7 @@ import struct, sys
 data = bytearray(open(sys.argv[1], "rb").read())
 assert data.count(b"BWPOLICY") == 1
 at = data.index(b"BWPOLICY") + 8
-assert struct.unpack_from("<I", data, at)[0] == 7
+assert struct.unpack_from("<I", data, at)[0] == 8
 struct.pack_into("<I", data, at, 1)
 open(sys.argv[2], "wb").write(data)
 EOF

@@ -82,6 +82,7 @@ struct DefaultStmt {
     Action action;
     std::optional<SyscallAction> syscall_action;
     SourceLocation loc;
+    std::string written; // the whole rule as written, on one line (parse.cc, written())
 };
 
 struct AccessName {
@@ -98,6 +99,7 @@ struct PathRule {
     PathTarget target;
     std::vector<Word> flags; // `flags O_TRUNC, ...`
     SourceLocation loc;      // the whole rule (first line)
+    std::string written; // the whole rule as written, on one line (parse.cc, written())
 };
 
 struct SyscallRule {
@@ -105,6 +107,7 @@ struct SyscallRule {
     std::vector<Item> items;
     std::optional<SyscallAction> syscall_action;
     SourceLocation loc;
+    std::string written; // the whole rule as written, on one line (parse.cc, written())
 };
 
 struct NetRule {
@@ -115,6 +118,7 @@ struct NetRule {
     std::optional<Word> direction;   // Endpoint: connect | bind
     std::vector<Word> endpoints;     // Endpoint: 10.0.0.0/8:53, [::1]:1-1024, any:443
     SourceLocation loc;
+    std::string written; // the whole rule as written, on one line (parse.cc, written())
 };
 
 struct DeviceNumber {
@@ -130,6 +134,7 @@ struct DeviceRule {
     bool ioctl_any = false;
     std::vector<Word> ioctl_commands;      // 0x6400-0x64ff, 0x40086409
     SourceLocation loc;
+    std::string written; // the whole rule as written, on one line (parse.cc, written())
 };
 
 struct Condition {

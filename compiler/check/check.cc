@@ -355,7 +355,7 @@ private:
         }
         seen = true;
         target->decision = d.action == ast::Action::Allow ? ir::Decision::Allow : ir::Decision::Deny;
-        target->origin = provenance(d.loc);
+        target->origin = provenance(d);
         if (d.syscall_action) {
             if (d.scope != Scope::Syscalls || d.action != ast::Action::Deny) {
                 diags_.report(DiagKind::ActionOnAllow, d.syscall_action->loc)
@@ -546,11 +546,11 @@ private:
         for (const auto& [value, loc] : target_patterns(r.target)) {
             for (auto& pattern : patterns(value, loc)) {
                 if (r.action == ast::Action::Audit) {
-                    out_.policy.audits.push_back(ir::AuditRule{0, *mask, pattern, rule_conditions, provenance(r.loc)});
+                    out_.policy.audits.push_back(ir::AuditRule{0, *mask, pattern, rule_conditions, provenance(r)});
                 } else {
                     const auto decision = r.action == ast::Action::Allow ? ir::Decision::Allow : ir::Decision::Deny;
                     out_.policy.rules.push_back(
-                        ir::PathRule{0, decision, *mask, std::move(pattern), rule_conditions, provenance(r.loc)});
+                        ir::PathRule{0, decision, *mask, std::move(pattern), rule_conditions, provenance(r)});
                 }
             }
         }
@@ -687,7 +687,7 @@ private:
             for (auto& [name, via_group] : names) {
                 if (decision == ir::Decision::Deny && syscalls::live_hook(name).empty())
                     not_live.push_back(name);
-                out_.policy.syscalls.push_back(ir::SyscallRule{0, decision, name, via_group, action, provenance(r.loc)});
+                out_.policy.syscalls.push_back(ir::SyscallRule{0, decision, name, via_group, action, provenance(r)});
             }
         }
         if (!not_live.empty()) {
@@ -712,7 +712,7 @@ private:
         ir::NetRule base;
         base.decision = r.action == ast::Action::Allow ? ir::Decision::Allow : ir::Decision::Deny;
         base.conditions = conditions;
-        base.origin = provenance(r.loc);
+        base.origin = provenance(r);
         switch (r.kind) {
         case ast::NetRule::Kind::All:
             out_.policy.net.push_back(base);
@@ -766,7 +766,7 @@ private:
         base.decision = r.action == ast::Action::Allow ? ir::Decision::Allow : ir::Decision::Deny;
         base.accesses = *mask;
         base.conditions = conditions;
-        base.origin = provenance(r.loc);
+        base.origin = provenance(r);
         base.ioctl_any = r.ioctl_any;
         for (const auto& cmd : r.ioctl_commands) {
             const auto range = parse_ioctl_range(cmd.text);
@@ -801,9 +801,12 @@ private:
         }
     }
 
-    ir::Provenance provenance(const SourceLocation& loc) const
+    // Where a rule (or default) was written, and its text as written.
+    template <class Node>
+    ir::Provenance provenance(const Node& node) const
     {
-        return ir::Provenance{sources_.file(loc.file).name, loc.line, loc.column, std::string(sources_.slice(loc)), loc};
+        const auto& loc = node.loc;
+        return ir::Provenance{sources_.file(loc.file).name, loc.line, loc.column, node.written, loc};
     }
 
     const ast::Program& program_;

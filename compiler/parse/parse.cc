@@ -148,6 +148,10 @@ public:
     {
         return text_.substr(begin(token), end(token) - begin(token));
     }
+    std::string_view text(const antlr4::Token& first, const antlr4::Token& last) const
+    {
+        return text_.substr(begin(first), end(last) - begin(first));
+    }
 
 private:
     FileId file_;
@@ -520,11 +524,12 @@ private:
             if (d->scope != nullptr)
                 scope = d->scope->getType() == BwpParser::NET ? ast::DefaultStmt::Scope::Net
                                                               : ast::DefaultStmt::Scope::Syscalls;
-            return ast::DefaultStmt{scope, action(*d->action()), syscall_action(d->syscallAction()), span(*d)};
+            return ast::DefaultStmt{scope, action(*d->action()), syscall_action(d->syscallAction()), span(*d),
+                                    written(*d)};
         }
         if (auto* r = ctx.pathRule()) {
             ast::PathRule rule{action(*r->action()), accesses(*r->accessList()), std::nullopt,
-                               target(*r->target), {}, span(*r)};
+                               target(*r->target), {}, span(*r), written(*r)};
             if (r->OWNER() != nullptr)
                 rule.owner = index_.locate(*r->OWNER()->getSymbol());
             if (auto* f = r->flagsClause())
@@ -532,7 +537,8 @@ private:
             return rule;
         }
         if (auto* r = ctx.syscallRule()) {
-            ast::SyscallRule rule{action(*r->action()), {}, syscall_action(r->syscallAction()), span(*r)};
+            ast::SyscallRule rule{action(*r->action()), {}, syscall_action(r->syscallAction()), span(*r),
+                                  written(*r)};
             for (auto* item : r->item())
                 rule.items.push_back(build_item(*item));
             return rule;
@@ -549,7 +555,8 @@ private:
     ast::NetRule net_rule(BwpParser::NetRuleContext& r)
     {
         auto& t = *r.netTarget();
-        ast::NetRule rule{ast::NetRule::Kind::All, action(*r.action()), {}, std::nullopt, std::nullopt, {}, span(r)};
+        ast::NetRule rule{ast::NetRule::Kind::All, action(*r.action()), {}, std::nullopt, std::nullopt, {}, span(r),
+                          written(r)};
         if (t.FAMILY() != nullptr) {
             rule.kind = ast::NetRule::Kind::Family;
             rule.families = words(t.word());
@@ -565,7 +572,7 @@ private:
     ast::DeviceRule device_rule(BwpParser::DeviceRuleContext& r)
     {
         ast::DeviceRule rule{action(*r.action()), accesses(*r.accessList()), ast::Text{}, std::nullopt, false, {},
-                             span(r)};
+                             span(r), written(r)};
         auto& t = *r.deviceTarget();
         if (t.kind != nullptr)
             rule.target = ast::DeviceNumber{token_word(*t.kind), word(*t.word())};
@@ -655,6 +662,37 @@ private:
     SourceLocation span(antlr4::ParserRuleContext& ctx) const
     {
         return index_.locate(*ctx.getStart(), *ctx.getStop());
+    }
+
+    // A rule as written, on one line, as denials and dumps name it: a rule continued over
+    // lines reads as it would on one (each line break, with the blanks and any comment
+    // before it, becomes one space), so that `bwc fmt` does not change its name.
+    std::string written(antlr4::ParserRuleContext& ctx) const
+    {
+        const auto raw = index_.text(*ctx.getStart(), *ctx.getStop());
+        std::string out;
+        bool quoted = false; // strings stay on one line and may hold `#`
+        for (std::size_t i = 0; i < raw.size(); ++i) {
+            const char c = raw[i];
+            if (quoted || c == '"') {
+                out += c;
+                if (quoted && c == '\\' && i + 1 < raw.size())
+                    out += raw[++i];
+                else if (c == '"')
+                    quoted = !quoted;
+            } else if (c == '#') {
+                i = std::min(raw.find('\n', i), raw.size()) - 1;
+            } else if (c == '\r' || c == '\n') {
+                while (!out.empty() && (out.back() == ' ' || out.back() == '\t'))
+                    out.pop_back();
+                while (i + 1 < raw.size() && std::string_view(" \t\r\n").find(raw[i + 1]) != std::string_view::npos)
+                    ++i;
+                out += ' ';
+            } else {
+                out += c;
+            }
+        }
+        return out;
     }
 
     static ast::Action action(BwpParser::ActionContext& ctx)

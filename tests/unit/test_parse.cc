@@ -751,6 +751,17 @@ TEST_CASE("a statement split over lines is located on its first line", "[parse]"
     check_loc(rule.flags.at(0).loc, 12, 1, 7);
 }
 
+TEST_CASE("a rule split over lines is named as written on one line, comments left out", "[parse]")
+{
+    const Parsed p("policy \"x\" {\ndefault\ndeny\nallow  read ,\n   exec # why\n\n  # more\n\t\"/a #b\\\"\"\n"
+                   "net allow tcp\n connect 127.0.0.1:80\n}\n");
+    REQUIRE(p.module());
+    CHECK(as<ast::DefaultStmt>(p.body().at(0)).written == "default deny");
+    // Blanks within a line stay as written, as does a `#` inside a string.
+    CHECK(as<ast::PathRule>(p.body().at(1)).written == "allow  read , exec \"/a #b\\\"\"");
+    CHECK(as<ast::NetRule>(p.body().at(2)).written == "net allow tcp connect 127.0.0.1:80");
+}
+
 TEST_CASE("every policy block of a file is returned, in order", "[parse]")
 {
     const Parsed p("policy \"one\" { default deny }\n"
