@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 7
+#define BW_ABI_VERSION 8
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -64,7 +64,8 @@ enum bw_invariant {
 	BW_INV_SYSCTL = 1 << 7,  /* write /proc/sys, /sys/kernel */
 	BW_INV_DEVICES = 1 << 8, /* raw block devices, /dev/mem, /dev/kmem, /dev/port */
 	BW_INV_SELF = 1 << 9,    /* bumblewrap's own state: never loosened */
-	BW_INV_ALL = (1 << 10) - 1,
+	BW_INV_TTY = 1 << 10,    /* push input into a terminal (TIOCSTI, TIOCLINUX) */
+	BW_INV_ALL = (1 << 11) - 1,
 };
 
 /* What a denial event denied: a path access, or an operation that has no path rule. */
@@ -86,6 +87,7 @@ enum bw_event_op {
 	BW_OP_DEVICE_RULE, /* a device rule denied: rule_id, access; target: the device number;
 			    * arg: the ioctl command (access ioctl); path as for BW_OP_PATH */
 	BW_OP_AUDIT,      /* not a denial: an allowed access an audit rule records, as BW_OP_PATH */
+	BW_OP_TTY,        /* target: the device number; arg: the ioctl command; path: the name */
 };
 
 /*

@@ -112,6 +112,23 @@ static __always_inline int bw_mknod_invariant(const struct bw_sandbox *sandbox, 
 	return bw_forbidden_device(mode, dev) ? -EPERM : 0;
 }
 
+/*
+ * The tty invariant on an ioctl: TIOCSTI pushes bytes into a terminal's input as if typed,
+ * and TIOCLINUX can paste the console's selection there, so whatever reads the terminal
+ * next, the shell outside the sandbox that bwrun was started from, would run them. Decided
+ * on the command alone: both are tty commands, which no other driver takes. 0, or -EPERM
+ * after a report.
+ */
+static __always_inline int bw_tty_invariant(__u64 cgid, const struct bw_sandbox *sandbox, const struct file *file,
+					    unsigned int cmd)
+{
+	if (!(sandbox->invariants & BW_INV_TTY) || (cmd != TIOCSTI && cmd != TIOCLINUX))
+		return 0;
+	bw_report_op(cgid, BW_OP_TTY, BW_INV_TTY, BPF_CORE_READ(file, f_inode, i_rdev), cmd, 0,
+		     BPF_CORE_READ(file, f_path.dentry, d_name.name));
+	return -EPERM;
+}
+
 /* The file systems whose directories are kernel objects: a cgroup, a BPF pin folder. */
 static __always_inline __u32 bw_fs_invariant(const struct inode *inode)
 {

@@ -246,6 +246,10 @@ struct vm_area_struct {
 #define MINORBITS 20
 #define MINORMASK ((1U << MINORBITS) - 1)
 
+/* include/uapi/asm-generic/ioctls.h */
+#define TIOCSTI 0x5412
+#define TIOCLINUX 0x541C
+
 /* include/uapi/linux/magic.h */
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define BPF_FS_MAGIC 0xcafe4a11

@@ -183,7 +183,7 @@ import struct, sys
 data = bytearray(open(sys.argv[1], "rb").read())
 assert data.count(b"BWPOLICY") == 1
 at = data.index(b"BWPOLICY") + 8
-assert struct.unpack_from("<I", data, at)[0] == 8
+assert struct.unpack_from("<I", data, at)[0] == 9
 struct.pack_into("<I", data, at, 1)
 open(sys.argv[2], "wb").write(data)
 EOF
@@ -192,7 +192,7 @@ format_refused() { # NAME EXPECTED_STATUS COMMAND...
     shift 2
     "$@" >"$log/cli.out" 2>&1
     local rc=$?
-    if [ "$rc" = "$want" ] && grep -q "policy format version 1 is not supported (this build reads version 8); recompile the policy with this bwc" "$log/cli.out"; then
+    if [ "$rc" = "$want" ] && grep -q "policy format version 1 is not supported (this build reads version 9); recompile the policy with this bwc" "$log/cli.out"; then
         pass "[cli] $name: refuses a format 1 artifact, naming both versions"
     else
         fail "[cli] $name on a format 1 artifact (status $rc, wanted $want): $(head -c 400 "$log/cli.out")"
@@ -335,57 +335,71 @@ done
 echo "verifier pass: $(find "$verify/maps" -name '*.o' | wc -l) policies per backend;" \
     "not compiled, as this build does not enforce their rules yet: ${not_enforced[*]:-none}"
 
-# run_suite NAME SCRIPT KERNEL BACKEND [ARGS...]: one VM suite, booted once. SCRIPT prints
-# "ok TEST" / "not ok TEST: why" lines, then "NAME-done" once it has run every test.
-run_suite() {
-    local name=$1 script=$2 k=$3 backend=$4 t rc
-    shift 4
-    local out=$log/$name-$k-$backend.log
-    t=$(now)
-    scripts/bwvm --kernel "$k" --timeout 1500 -- bash "$script" "$bin" "$backend" "$@" >"$out" 2>&1
-    rc=$?
-    echo "$name on $k, backend $backend: $(grep -m1 '^kernel ' "$out"), $(elapsed "$t")s wall, status $rc"
-    while read -r line; do
-        case "$line" in
-            "ok "*) pass "[$name $k $backend] ${line#ok }" ;;
-            "not ok "*) fail "[$name $k $backend] ${line#not ok }" ;;
-        esac
-    done <"$out"
-    grep -qx "$name-done" "$out" || fail "[$name $k $backend] the suite did not finish (status $rc): $(tail -n 20 "$out")"
-}
-# The end-to-end suite (with the verifier pass over the tree's policies), the network rules,
-# escape attempts against the sandbox invariants (tests/security), syscall rules (the
-# seccomp filter bwrun installs), and real workloads under the stdlib policies with no
-# denial (tests/workloads).
-for kernel in 6.1 6.12; do
-    for backend in maps c; do
-        run_suite e2e tests/e2e/run_e2e.sh "$kernel" "$backend" "$verify/$backend"
-        run_suite net tests/e2e/run_net.sh "$kernel" "$backend"
-        run_suite security tests/security/run_security.sh "$kernel" "$backend"
-        run_suite syscalls tests/e2e/run_syscalls.sh "$kernel" "$backend"
-        run_suite workloads tests/workloads/run_workloads.sh "$kernel" "$backend"
-    done
-done
-
-# Both backends against the reference evaluator in the real kernel: random policies over a
-# file tree, each query's verdict and the rule bwrun names compared with `bwc query`.
+# The VM suites, each booted once: SCRIPT prints "ok TEST" / "not ok TEST: why" lines, then
+# "NAME-done" once it has run every test. The end-to-end suite (with the verifier pass over
+# the tree's policies), the network rules, escape attempts against the sandbox invariants
+# (tests/security), syscall rules (the seccomp filter bwrun installs), real workloads under
+# the stdlib policies with no denial (tests/workloads), and both backends against the
+# reference evaluator (tests/e2e/oracle.py: random policies over a file tree, each query's
+# verdict and the rule bwrun names compared with `bwc query`). The two kernels' suites run
+# side by side, one VM each (a guest takes one core), and are reported in a fixed order.
+suites=(e2e:tests/e2e/run_e2e.sh net:tests/e2e/run_net.sh security:tests/security/run_security.sh
+    syscalls:tests/e2e/run_syscalls.sh workloads:tests/workloads/run_workloads.sh)
 oracle=$log/oracle
 rm -rf "$oracle"
-if python3 tests/e2e/oracle.py prepare "$bin" "$oracle" >"$log/oracle-prepare.log" 2>&1; then
+python3 tests/e2e/oracle.py prepare "$bin" "$oracle" >"$log/oracle-prepare.log" 2>&1
+oracle_prepared=$?
+
+# boot LOG TIMEOUT COMMAND...: one VM run; LOG.status gets its status and wall time.
+boot() {
+    local out=$1 timeout=$2 t rc
+    shift 2
+    t=$(now)
+    scripts/bwvm --kernel "$kernel" --timeout "$timeout" -- "$@" >"$out" 2>&1
+    rc=$?
+    echo "$rc $(elapsed "$t")" >"$out.status"
+}
+# run_kernel KERNEL: every VM suite on one kernel, one after the other.
+run_kernel() {
+    local kernel=$1 backend suite args
+    for backend in maps c; do
+        for suite in "${suites[@]}"; do
+            args=()
+            [ "${suite%%:*}" = e2e ] && args=("$verify/$backend")
+            boot "$log/${suite%%:*}-$kernel-$backend.log" 1500 bash "${suite#*:}" "$bin" "$backend" "${args[@]}"
+        done
+    done
+    [ "$oracle_prepared" = 0 ] &&
+        boot "$log/oracle-$kernel.log" 900 /usr/bin/python3 tests/e2e/oracle.py run "$bin" "$oracle"
+}
+# report LOG LABEL DONE WHAT: LOG's "ok"/"not ok" lines as results; DONE must close it.
+report() {
+    local out=$1 label=$2 done=$3 what=$4 rc wall line
+    read -r rc wall <"$out.status" 2>/dev/null || { rc=none; wall=?; }
+    echo "$what: $(grep -m1 '^kernel ' "$out" | sed 's/$/, /')${wall}s wall, status $rc"
+    while read -r line; do
+        case "$line" in
+            "ok "*) pass "[$label] ${line#ok }" ;;
+            "not ok "*) fail "[$label] ${line#not ok }" ;;
+        esac
+    done <"$out"
+    grep -qx "$done" "$out" || fail "[$label] the suite did not finish (status $rc): $(tail -n 20 "$out")"
+}
+run_kernel 6.1 &
+run_kernel 6.12 &
+wait
+for kernel in 6.1 6.12; do
+    for backend in maps c; do
+        for suite in "${suites[@]}"; do
+            name=${suite%%:*}
+            report "$log/$name-$kernel-$backend.log" "$name $kernel $backend" "$name-done" \
+                "$name on $kernel, backend $backend"
+        done
+    done
+done
+if [ "$oracle_prepared" = 0 ]; then
     for kernel in 6.1 6.12; do
-        t=$(now)
-        scripts/bwvm --kernel "$kernel" --timeout 900 -- /usr/bin/python3 tests/e2e/oracle.py run "$bin" "$oracle" \
-            >"$log/oracle-$kernel.log" 2>&1
-        rc=$?
-        echo "oracle on $kernel: $(elapsed "$t")s wall, status $rc"
-        while read -r line; do
-            case "$line" in
-                "ok "*) pass "[vm $kernel] ${line#ok }" ;;
-                "not ok "*) fail "[vm $kernel] ${line#not ok }" ;;
-            esac
-        done <"$log/oracle-$kernel.log"
-        grep -qx "oracle-done" "$log/oracle-$kernel.log" ||
-            fail "[vm $kernel] the oracle test did not finish (status $rc): $(tail -n 20 "$log/oracle-$kernel.log")"
+        report "$log/oracle-$kernel.log" "vm $kernel" oracle-done "oracle on $kernel"
     done
 else
     fail "[oracle] prepare: $(tail -n 20 "$log/oracle-prepare.log")"

@@ -20,6 +20,7 @@ struct Hook {
     ir::AccessMask accesses;
     bool devices = false; // device rules decide there too (hooks/devices.bpf.h)
     bool exe = false;     // it records the `when exe` patterns at exec (hooks/exe.bpf.h)
+    ir::InvariantMask invariants = 0; // the invariants it keeps as well
 };
 // One entry per hooks/<name>.bpf.h.
 constexpr Hook kHooks[] = {
@@ -37,7 +38,7 @@ constexpr Hook kHooks[] = {
     {"truncate", "BW_HOOK_TRUNCATE", ir::bit(ir::Access::Write)},
     {"metadata", "BW_HOOK_METADATA", ir::bit(ir::Access::Metadata)},
     {"exec", "BW_HOOK_EXEC", ir::bit(ir::Access::Exec), false, true},
-    {"ioctl", "BW_HOOK_IOCTL", 0, true},
+    {"ioctl", "BW_HOOK_IOCTL", 0, true, false, static_cast<ir::InvariantMask>(ir::Invariant::Tty)},
     {"unix", "BW_HOOK_UNIX", ir::bit(ir::Access::Write)},
 };
 
@@ -209,10 +210,11 @@ bool chain_denies(const Automaton& a, std::uint32_t first)
     }
 }
 
-// A hook is needed when one of its access kinds can be denied, or device rules decide there.
+// A hook is needed when one of its access kinds can be denied, device rules decide there, or
+// it keeps an invariant in force.
 bool needed(const Hook& hook, const ir::Policy& policy, const Automaton& a)
 {
-    if (hook.devices && !policy.devices.empty())
+    if ((hook.devices && !policy.devices.empty()) || (policy.invariants() & hook.invariants))
         return true;
     // Audit rules record accesses the policy allows: their hooks run whatever it denies.
     for (const auto& r : policy.audits) {

@@ -11,7 +11,7 @@ namespace {
 constexpr std::array<std::string_view, kAccessKinds> kAccessNames = {
     "read", "write", "append", "exec", "create", "delete", "rename", "link", "metadata", "attr", "ioctl"};
 
-constexpr std::array<InvariantInfo, 10> kInvariants = {{
+constexpr std::array<InvariantInfo, 11> kInvariants = {{
     {Invariant::Cgroup, "cgroup", "leaving the sandbox's cgroup: writes under /sys/fs/cgroup, new cgroups"},
     {Invariant::Bpf, "bpf", "the bpf() system call and the BPF file system (/sys/fs/bpf)"},
     {Invariant::Perf, "perf", "perf events (perf_event_open, hardware breakpoints)"},
@@ -21,6 +21,7 @@ constexpr std::array<InvariantInfo, 10> kInvariants = {{
     {Invariant::Modules, "modules", "loading kernel modules and kexec images, module auto-loading"},
     {Invariant::Sysctl, "sysctl", "writes to /proc/sys and /sys/kernel"},
     {Invariant::Devices, "devices", "block devices, /dev/mem, /dev/kmem and /dev/port, by device number"},
+    {Invariant::Tty, "tty", "pushing input into a terminal (TIOCSTI) or pasting the console's selection (TIOCLINUX)"},
     {Invariant::Self, "bumblewrap", "bumblewrap's own state: /run/bumblewrap and /sys/fs/bpf/bumblewrap"},
 }};
 

@@ -46,9 +46,10 @@ enum class Invariant : std::uint16_t {
     Sysctl = 1u << 7,
     Devices = 1u << 8,
     Self = 1u << 9, // bumblewrap's own state: no policy loosens it
+    Tty = 1u << 10,
 };
 using InvariantMask = std::uint32_t;
-inline constexpr InvariantMask kAllInvariants = (1u << 10) - 1;
+inline constexpr InvariantMask kAllInvariants = (1u << 11) - 1;
 
 struct InvariantInfo {
     Invariant invariant;

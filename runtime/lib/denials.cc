@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <fmt/format.h>
 
@@ -66,6 +67,9 @@ std::string describe_operation(const bw_event& e)
     case BW_OP_DEVICE: return fmt::format("open of device {}:{} ({})", major, minor, path);
     case BW_OP_MKNOD: return fmt::format("mknod of device {}:{} ({})", major, minor, path);
     case BW_OP_OPEN: return fmt::format("open of {} on file system 0x{:x}", path, e.target);
+    case BW_OP_TTY:
+        return fmt::format("ioctl {} on terminal {}:{} ({})", e.arg == TIOCSTI ? "TIOCSTI" : "TIOCLINUX", major,
+                           minor, path);
     default: return fmt::format("operation {}", e.op);
     }
 }

@@ -6,11 +6,16 @@ Exits 0 when the operation succeeded; otherwise prints "errno NAME" and exits 1.
 import array
 import ctypes
 import errno
+import fcntl
 import mmap
 import os
+import pty
 import socket
 import struct
+import subprocess
 import sys
+import termios
+import tty
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -202,6 +207,32 @@ def deep(mode, root, depth, name_len, leaf, content=""):
         show(oserror(os.open, leaf, os.O_RDONLY, dir_fd=fd))
 
 
+def tty_inject(text):
+    """Types `text` into the terminal on stdin with TIOCSTI, after a harmless ioctl."""
+    oserror(fcntl.ioctl, 0, termios.TIOCGWINSZ, bytes(8))
+    print("winsize ok", flush=True)
+    for c in text.encode():
+        oserror(fcntl.ioctl, 0, termios.TIOCSTI, bytes([c]))
+
+
+def tty_session(injected, argv):
+    """Runs argv with a new terminal on its stdin, then saves to `injected` what waits in
+    that terminal's input, which whoever reads the terminal next (a shell) would get, and
+    exits with argv's status."""
+    master, slave = pty.openpty()
+    tty.setraw(slave)  # no line buffering: an injected byte is readable at once
+    status = subprocess.run(argv, stdin=slave).returncode
+    os.set_blocking(slave, False)
+    try:
+        data = os.read(slave, 4096)
+    except BlockingIOError:
+        data = b""
+    with open(injected, "wb") as f:
+        f.write(data)
+    os.close(master)
+    sys.exit(status)
+
+
 def race_rename(a, b, stop):
     """Outside the sandbox: renames a to b and back until stop exists."""
     while not os.path.exists(stop):
@@ -303,6 +334,11 @@ def main():
         oserror(os.execve, oserror(os.open, args[0], os.O_RDONLY), [args[0]], {})
     elif op == "deep":
         deep(*args)
+    elif op == "tty-inject":
+        tty_inject(args[0])
+    elif op == "tty-session":
+        # tty-session INJECTED COMMAND...: runs outside any sandbox
+        tty_session(args[0], args[1:])
     elif op == "race-rename":
         race_rename(*args)
     elif op == "race-open":

@@ -272,6 +272,25 @@ test_dev_mem() {
     allowed "read /dev/zero"
 }
 
+# TIOCSTI on the sandbox's terminal queues input for the shell that reads it after the
+# sandbox ends. The terminal is a pty made outside (escape.py tty-session), which then
+# reads what waits in its input; the sandbox runs as root, so TIOCSTI needs no controlling
+# terminal and works on 6.12 too.
+test_tiocsti_injection() {
+    $esc tty-session "$W/injected" "$bin/bwrun" "$W/permissive.o" -- $esc tty-inject 'id
+' >"$out/stdout" 2>"$out/stderr"
+    echo $? >"$out/status"
+    refused tty
+    [ ! -s "$W/injected" ] || fail "input reached the terminal: $(head -c 100 "$W/injected")"
+    grep -q "winsize ok" "$out/stdout" || fail "the terminal's other ioctls were denied: $(cat "$out/stdout")"
+    grep -q "errno EPERM" "$out/stdout" || fail "not EPERM: $(cat "$out/stdout")"
+    $esc tty-session "$W/injected" "$bin/bwrun" "$W/unsafe-all.o" -- $esc tty-inject 'id
+' >"$out/stdout" 2>"$out/stderr"
+    echo $? >"$out/status"
+    allowed "TIOCSTI under unsafe tty"
+    [ "$(cat "$W/injected")" = id ] || fail "control: the terminal got $(od -c "$W/injected" | head -n 2)"
+}
+
 test_kill_outside() {
     start_outside
     sandbox permissive kill -TERM "$outside"
@@ -780,7 +799,7 @@ if ! setup; then
     exit 1
 fi
 for t in ${BW_SEC_ONLY:-cgroup_procs_of_parent cgroup_mkdir bpf_map_create bpffs_pins sysctl_write finit_module \
-    init_module mount_tmpfs bind_mount unshare_mount chroot pivot_root mknod_block_device dev_mem kill_outside \
+    init_module mount_tmpfs bind_mount unshare_mount chroot pivot_root mknod_block_device dev_mem tiocsti_injection kill_outside \
     tkill_outside tgkill_outside pidfd_send_signal_outside kill_supervisor ptrace_attach_outside \
     process_vm_writev_outside proc_mem_outside bumblewrap_state perf_event_open \
     symlink_made_outside symlink_made_inside hardlink_of_secret rename_file_into_allowed rename_denied_dir_out \

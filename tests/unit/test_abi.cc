@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-static_assert(BW_ABI_VERSION == 7);
+static_assert(BW_ABI_VERSION == 8);
 static_assert(sizeof(bw_sandbox) == 280);
 static_assert(offsetof(bw_sandbox, nclasses) == 0);
 static_assert(offsetof(bw_sandbox, nstates) == 4);
@@ -84,6 +84,7 @@ static_assert(static_cast<unsigned>(bw::ir::Invariant::Cgroup) == BW_INV_CGROUP)
 static_assert(static_cast<unsigned>(bw::ir::Invariant::Ptrace) == BW_INV_PTRACE);
 static_assert(static_cast<unsigned>(bw::ir::Invariant::Devices) == BW_INV_DEVICES);
 static_assert(static_cast<unsigned>(bw::ir::Invariant::Self) == BW_INV_SELF);
+static_assert(static_cast<unsigned>(bw::ir::Invariant::Tty) == BW_INV_TTY);
 static_assert(bw::ir::kAllInvariants == BW_INV_ALL);
 static_assert(sizeof(bw_ioctl_range) == 8);
 static_assert(sizeof(bw_device_rule) == 28 + 8 * BW_DEVICE_IOCTLS);

@@ -266,7 +266,9 @@ TEST_CASE("the specialised backend keeps the invariants' hooks, and every path h
     // bumblewrap's own state is denied to every access kind, so every path hook stays.
     const std::vector<std::string> path_hooks = {"file_open", "create", "delete", "rename", "link",
                                                  "attr",      "truncate", "metadata", "exec",  "unix"};
+    // The ioctl hook keeps the tty invariant.
     auto with_invariants = path_hooks;
+    with_invariants.insert(with_invariants.begin() + 9, "ioctl");
     with_invariants.emplace_back("invariants");
     CHECK(run_backend_c(allow_all, *a).hooks == with_invariants);
     ir::PathQuery pins;
@@ -276,7 +278,7 @@ TEST_CASE("the specialised backend keeps the invariants' hooks, and every path h
 
     // Every invariant that can be loosened is: the path hooks stay for bumblewrap's own state.
     auto unsafe = test::checked_policy("policy \"p\" {\n    default allow\n    unsafe cgroup, bpf, perf, signal, "
-                                       "ptrace, mount, modules, sysctl, devices\n}\n");
+                                       "ptrace, mount, modules, sysctl, devices, tty\n}\n");
     auto b = run_compile_paths(unsafe, diags);
     REQUIRE(b);
     CHECK(run_backend_c(unsafe, *b).hooks == path_hooks);
