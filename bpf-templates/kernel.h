@@ -249,6 +249,14 @@ struct vm_area_struct {
 /* include/uapi/asm-generic/ioctls.h */
 #define TIOCSTI 0x5412
 #define TIOCLINUX 0x541C
+#define FIONBIO 0x5421
+#define FIONCLEX 0x5450
+#define FIOCLEX 0x5451
+#define FIOASYNC 0x5452
+/* include/uapi/linux/fs.h: chattr's flags, and the 32-bit compat form; fsxattr */
+#define FS_IOC_SETFLAGS 0x40086602
+#define FS_IOC32_SETFLAGS 0x40046602
+#define FS_IOC_FSSETXATTR 0x401c5820
 
 /* include/uapi/linux/magic.h */
 #define CGROUP2_SUPER_MAGIC 0x63677270

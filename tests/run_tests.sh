@@ -150,7 +150,7 @@ query_same() { # NAME ARTIFACT SOURCE_ARGS... -- QUERY...
 query_same "demo.o, a deny" "$log/demo.o" examples/demo.bwp -- read /tmp/bumblewrap-demo/secret.txt
 query_same "demo.o, an allow from an include" "$log/demo.o" examples/demo.bwp -- read /etc/passwd
 query_same "demo.o, the default" "$log/demo.o" examples/demo.bwp -- write /usr/bin/ls
-query_same "demo.o, an access not checked yet" "$log/demo.o" examples/demo.bwp -- delete /tmp/bumblewrap-demo/notes.txt
+query_same "demo.o, a delete" "$log/demo.o" examples/demo.bwp -- delete /tmp/bumblewrap-demo/notes.txt
 query_same "demo.o, the implicit syscall default" "$log/demo.o" examples/demo.bwp -- syscall ptrace
 query_same "demo.o under another name" "$log/demo-artifact.bwp" examples/demo.bwp -- read /tmp/bumblewrap-demo/x
 query_same "secrets.o, a deny" "$log/secrets.o" -D HOME=/home/user stdlib-policies/deny-secrets.bwp -- read /home/user/.ssh/id_rsa
@@ -370,7 +370,7 @@ run_kernel() {
         done
     done
     [ "$oracle_prepared" = 0 ] &&
-        boot "$log/oracle-$kernel.log" 900 /usr/bin/python3 tests/e2e/oracle.py run "$bin" "$oracle"
+        boot "$log/oracle-$kernel.log" 1200 /usr/bin/python3 tests/e2e/oracle.py run "$bin" "$oracle"
 }
 # report LOG LABEL DONE WHAT: LOG's "ok"/"not ok" lines as results; DONE must close it.
 report() {

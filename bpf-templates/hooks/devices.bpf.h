@@ -179,4 +179,25 @@ static int bw_device_check(const struct bw_hook *h, const struct bw_device_acces
 	return 0;
 }
 
+/*
+ * bw_device_check for an access to an open file (`cmd`: the ioctl command, if any): 0 with
+ * *kinds unchanged when the file is no device node.
+ */
+static __always_inline int bw_file_device_check(const struct bw_hook *h, struct file *file, __u32 cmd,
+						__u32 *kinds)
+{
+	struct inode *inode = file->f_inode;
+	struct bw_device_access a = {
+		.mnt = file->f_path.mnt,
+		.dentry = file->f_path.dentry,
+		.mode = inode->i_mode,
+		.dev = inode->i_rdev,
+		.cmd = cmd,
+	};
+
+	if (!bw_is_device(a.mode))
+		return 0;
+	return bw_device_check(h, &a, kinds);
+}
+
 #endif /* BUMBLEWRAP_HOOK_DEVICES_H */

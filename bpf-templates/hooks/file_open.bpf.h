@@ -29,7 +29,6 @@ static __u32 bw_open_kinds(const struct file *file)
 SEC("lsm/file_open")
 int BPF_PROG(bw_file_open, struct file *file, int ret)
 {
-	struct inode *inode = file->f_inode;
 	__u32 kinds = bw_open_kinds(file);
 	struct bw_hook h;
 	int err;
@@ -42,18 +41,10 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 	err = bw_open_invariants(h.cgid, h.sandbox, file);
 	if (err)
 		return err;
-	if (bw_is_device(inode->i_mode)) {
-		struct bw_device_access a = {
-			.mnt = file->f_path.mnt,
-			.dentry = file->f_path.dentry,
-			.mode = inode->i_mode,
-			.dev = inode->i_rdev,
-		};
-
-		err = bw_device_check(&h, &a, &kinds);
-		if (err || !kinds)
-			return err;
-	}
+	/* An open with O_ACCMODE 3 asks for no access kind. */
+	err = bw_file_device_check(&h, file, 0, &kinds);
+	if (err || !kinds)
+		return err;
 	return bw_check_open(&h, file->f_path.mnt, file->f_path.dentry, kinds, file->f_flags);
 }
 

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ioctl: the tty invariant first (no input pushed into a terminal), then on a device node
+ * ioctl: the tty invariant first (no input pushed into a terminal); then on a device node
  * the device rule that decides ioctl there, which allows only the commands it lists
- * (devices.bpf.h). file_ioctl_compat (Linux 6.8 and later) takes the ioctls of 32-bit
- * processes; bwrun does not load it on a kernel without it. Path rules' ioctl kind is not
- * checked yet, so an ioctl no device rule decides passes.
+ * (devices.bpf.h); then the path rules' `ioctl` kind, on every file with a path. The
+ * commands that set the descriptor's flags, as fcntl does unchecked, are no access to the
+ * file; those that set the inode's flags (chattr: immutable, append-only) change its
+ * attributes and need `attr` as well, since an open with O_ACCMODE 3 asks for neither
+ * read nor write. file_ioctl_compat (Linux 6.8 and later) takes the ioctls of 32-bit processes;
+ * bwrun does not load it on a kernel without it.
  */
 #ifndef BUMBLEWRAP_HOOK_IOCTL_H
 #define BUMBLEWRAP_HOOK_IOCTL_H
@@ -12,12 +15,21 @@
 #include "devices.bpf.h"
 #include "invariant_checks.bpf.h"
 
+static __always_inline int bw_descriptor_ioctl(unsigned int cmd)
+{
+	return cmd == FIOCLEX || cmd == FIONCLEX || cmd == FIONBIO || cmd == FIOASYNC;
+}
+
+static __always_inline int bw_attr_ioctl(unsigned int cmd)
+{
+	return cmd == FS_IOC_SETFLAGS || cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR;
+}
+
 static __always_inline int bw_check_ioctl(struct file *file, unsigned int cmd, int ret)
 {
-	struct inode *inode = file->f_inode;
 	__u32 kinds = BW_KIND(BW_ACCESS_IOCTL);
-	struct bw_device_access a;
 	struct bw_hook h;
+	int err;
 
 	if (ret)
 		return ret;
@@ -25,14 +37,14 @@ static __always_inline int bw_check_ioctl(struct file *file, unsigned int cmd, i
 		return 0;
 	if (bw_tty_invariant(h.cgid, h.sandbox, file, cmd))
 		return -EPERM;
-	if (!bw_is_device(inode->i_mode))
+	if (bw_descriptor_ioctl(cmd))
 		return 0;
-	a.mnt = file->f_path.mnt;
-	a.dentry = file->f_path.dentry;
-	a.mode = inode->i_mode;
-	a.dev = inode->i_rdev;
-	a.cmd = cmd;
-	return bw_device_check(&h, &a, &kinds);
+	if (bw_attr_ioctl(cmd))
+		kinds |= BW_KIND(BW_ACCESS_ATTR);
+	err = bw_file_device_check(&h, file, cmd, &kinds);
+	if (err || !kinds)
+		return err;
+	return bw_check(&h, file->f_path.mnt, file->f_path.dentry, kinds);
 }
 
 SEC("lsm/file_ioctl")

@@ -203,23 +203,6 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
             .hints.push_back("`bwc check` lints it; this build of bwrun would not enforce it, so bwc will not "
                              "compile it");
     };
-    // Denials of other access kinds, explicit or by default, would not happen: say so once.
-    ir::AccessMask unenforced = p.path_default.decision == ir::Decision::Deny ? ir::kAllAccesses : 0;
-    for (const auto& r : p.rules) {
-        // Invariants are enforced by every hook there is, and more by hooks of their own.
-        if (r.invariant)
-            continue;
-        if (r.decision == ir::Decision::Deny)
-            unenforced |= r.accesses;
-    }
-    // Nor would audit records of them.
-    for (const auto& r : p.audits)
-        unenforced |= r.accesses;
-    unenforced &= static_cast<ir::AccessMask>(~kEnforcedAccesses);
-    if (unenforced != 0)
-        diags.report(DiagKind::UnenforcedAccesses, p.path_default.origin.loc, ir::to_string(unenforced))
-            .hints.push_back("their denials take effect once bwrun has hooks for them; device rules' `ioctl` "
-                             "lists are checked");
     // Each distinct exe pattern with the first rule, in source order, that names it.
     std::map<std::string_view, const ir::Provenance*> exe;
     auto position = [](const ir::Provenance* o) { return std::tie(o->file, o->line, o->column); };

@@ -79,13 +79,6 @@ struct AutomatonLimits {
     std::size_t max_nfa_entries = 16u << 20; // NFA states summed over all DFA states
 };
 
-// The access kinds the kernel side enforces in this build.
-inline constexpr ir::AccessMask kEnforcedAccesses =
-    ir::bit(ir::Access::Read) | ir::bit(ir::Access::Write) | ir::bit(ir::Access::Append) |
-    ir::bit(ir::Access::Exec) | ir::bit(ir::Access::Create) | ir::bit(ir::Access::Delete) |
-    ir::bit(ir::Access::Rename) | ir::bit(ir::Access::Link) | ir::bit(ir::Access::Metadata) |
-    ir::bit(ir::Access::Attr);
-
 // The mask of `c`'s exe patterns, which a task's mask must hold all of.
 std::uint32_t exe_mask(const Automaton& automaton, const ir::Conditions& c);
 

@@ -38,7 +38,8 @@ constexpr Hook kHooks[] = {
     {"truncate", "BW_HOOK_TRUNCATE", ir::bit(ir::Access::Write)},
     {"metadata", "BW_HOOK_METADATA", ir::bit(ir::Access::Metadata)},
     {"exec", "BW_HOOK_EXEC", ir::bit(ir::Access::Exec), false, true},
-    {"ioctl", "BW_HOOK_IOCTL", 0, true, false, static_cast<ir::InvariantMask>(ir::Invariant::Tty)},
+    {"ioctl", "BW_HOOK_IOCTL", ir::bit(ir::Access::Ioctl) | ir::bit(ir::Access::Attr), true, false,
+     static_cast<ir::InvariantMask>(ir::Invariant::Tty)},
     {"unix", "BW_HOOK_UNIX", ir::bit(ir::Access::Write)},
 };
 

@@ -1,15 +1,16 @@
 #include "query/query.h"
 
-#include "automata/automata.h"
 #include "bumblewrap.h"
 #include "check/values.h"
 #include "diagnostics/suggest.h"
 #include "syscalls/syscalls.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 namespace bw::query {
@@ -301,6 +302,12 @@ std::string answer(const ir::Policy& policy, const Query& query)
     }
     const auto* d = std::get_if<DeviceQuery>(&query);
     const auto& p = d ? d->device.access : std::get<ir::PathQuery>(query);
+    // The kernel passes these before any rule (bpf-templates/hooks/ioctl.bpf.h).
+    constexpr std::uint32_t kDescriptorIoctls[] = {FIOCLEX, FIONCLEX, FIONBIO, FIOASYNC};
+    if (d && p.access == ir::Access::Ioctl && std::ranges::count(kDescriptorIoctls, d->device.ioctl_command) != 0)
+        return fmt::format("allow ioctl {}\n  not an access to the file: command 0x{:x} sets the descriptor's flags, "
+                           "as fcntl does\n",
+                           p.path, d->device.ioctl_command);
     const auto v = d ? ir::evaluate_device(policy, d->device) : ir::evaluate(policy, p);
     std::string out =
         fmt::format("{} {} {}\n{}", ir::to_string(v.decision), ir::name(p.access), p.path, where(policy, v.rule));
@@ -308,9 +315,6 @@ std::string answer(const ir::Policy& policy, const Query& query)
         out += "recorded\n" + where(policy, audit);
     if (!d && !policy.devices.empty() && p.path.starts_with("/dev/"))
         out += "note: the policy has device rules; give --device TYPE:MAJOR:MINOR to have them decide\n";
-    if (!(kEnforcedAccesses & ir::bit(p.access)))
-        out += fmt::format("note: the kernel side of this build does not check {} yet; this is the policy's meaning\n",
-                           ir::name(p.access));
     return out;
 }
 

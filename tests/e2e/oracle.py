@@ -31,7 +31,7 @@ import subprocess
 import sys
 
 ROOT = "/tmp/bw-oracle/t"
-ACCESSES = ("read", "write", "append", "exec")
+ACCESSES = ("read", "write", "append", "exec", "ioctl")
 # The last policy has this many more rules, each deciding a state of its own: more than the
 # 2,048 ranges of states that the specialised backend writes as code, so that it keeps
 # its decisions in a map (prepare says so if that stops being the case).
@@ -62,14 +62,22 @@ TREE_FILES = (
 assert all(re.fullmatch(r"[\w./-]+", f) for f in TREE_FILES)
 
 # Queries arrive on stdin as "ACCESS\tPATH" lines, UTF-8 bytes whatever the locale.
+# ioctl opens with O_ACCMODE 3, which asks for neither read nor write, then asks FIONREAD.
 PROBE = r'''
-import errno, os, sys
+import errno, fcntl, os, sys, termios
 FLAGS = {b"read": os.O_RDONLY, b"write": os.O_WRONLY, b"append": os.O_WRONLY | os.O_APPEND}
 def attempt(access, path):
     try:
         if access == b"exec":
             code = os.waitstatus_to_exitcode(os.waitpid(os.posix_spawn(path, [path], {}), 0)[1])
             return "allow" if code == 0 else "error: exit status %d" % code
+        if access == b"ioctl":
+            fd = os.open(path, 3 | os.O_CLOEXEC)
+            try:
+                fcntl.ioctl(fd, termios.FIONREAD, bytes(4))
+            finally:
+                os.close(fd)
+            return "allow"
         os.close(os.open(path, FLAGS[access] | os.O_CLOEXEC))
         return "allow"
     except OSError as e:

@@ -568,7 +568,7 @@ test_run_setuid_refuses_writable_artifact() {
 P=$W/paths
 
 setup_paths() {
-    mkdir -p "$P/open" "$P/closed/dir" "$P/nostat" "$P/noexec" || return 1
+    mkdir -p "$P/open" "$P/closed/dir" "$P/nostat" "$P/noioctl" "$P/noexec" || return 1
     for d in open closed; do
         echo "$d content" >"$P/$d/file"
         echo "$d victim" >"$P/$d/victim"
@@ -576,6 +576,7 @@ setup_paths() {
         chmod 644 "$P/$d/file"
     done
     echo "hidden" >"$P/nostat/file"
+    echo "no ioctl" >"$P/noioctl/file"
     cp /usr/bin/true "$P/noexec/true"
     # Off overlayfs: from 6.2 an overlay file's mapping has the layer's pathless backing file.
     rm -rf /dev/shm/bw-e2e && mkdir -p /dev/shm/bw-e2e/noexec && cp /usr/bin/true /dev/shm/bw-e2e/noexec/true
@@ -780,6 +781,29 @@ test_stat_denied() {
     # Reading is a different access, still allowed (the shell reads without fstat, cat would not).
     sandbox paths sh -c "read -r line <$P/nostat/file && echo \$line"
     expect_status 0 && [ "$(cat "$out/stdout")" = hidden ] || fail "read printed $(cat "$out/stdout")"
+}
+
+# ioctl_probe PATH: opens PATH for reading, sets close-on-exec with FIOCLEX, then prints
+# what FIONREAD says is left to read.
+ioctl_probe() {
+    sandbox paths python3 -c '
+import fcntl, os, struct, sys, termios
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.ioctl(fd, termios.FIOCLEX)
+print("FIOCLEX", flush=True)
+print(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, bytes(4)))[0])' "$1"
+}
+
+test_ioctl_by_path() {
+    ioctl_probe "$P/noioctl/file"
+    expect_status 1 || return
+    grep -qF "denied ioctl $P/noioctl/file by \`deny ioctl /tmp/bw-e2e/paths/noioctl/\`" "$out/stderr" ||
+        fail "no ioctl denial reported: $(head -c 600 "$out/stderr")"
+    # FIOCLEX only sets the descriptor's flag, as fcntl would: not an access to the file.
+    [ "$(cat "$out/stdout")" = FIOCLEX ] || fail "FIOCLEX: $(cat "$out/stdout")"
+    ioctl_probe "$P/closed/file"
+    expect_status 0 && [ "$(cat "$out/stdout")" = "$(printf 'FIOCLEX\n15')" ] ||
+        fail "control: $(cat "$out/stdout" "$out/stderr" | head -c 600)"
 }
 
 test_ld_so_runs_allowed_binary() {
@@ -1140,7 +1164,7 @@ for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed writ
     hard_link_allowed hard_link_of_denied_file chmod_chown_truncate_allowed chmod_chown_truncate_denied \
     xattr_allowed xattr_denied acl_allowed_and_denied utime_allowed utime_denied fd_attr_on_read_only_fd \
     bind_mount_second_name_denied \
-    stat_allowed stat_denied ld_so_runs_allowed_binary ld_so_runs_denied_binary exec_mapping_allowed \
+    stat_allowed stat_denied ioctl_by_path ld_so_runs_allowed_binary ld_so_runs_denied_binary exec_mapping_allowed \
     exec_mapping_denied condition_uid_range_allows_inside condition_uid_range_denies_outside condition_gid \
     condition_owner_writes_own_file condition_owner_denies_others_file condition_flags_deny_truncating_open \
     condition_flags_allow_plain_write exe_rule_allows_only_its_program exe_rule_denies_its_program_and_its_forks \

@@ -42,7 +42,7 @@ setup() {
     ip link set lo up || return 1
     bwc "$here/policies/net.bwp" --backend="$backend" -o "$W/net.o" 2>"$out/bwc.err" || return 1
     # No net statement: the net default follows `default deny`.
-    printf 'policy "no-net" {\n    default deny\n    allow read, exec /usr/\n    allow read /etc/ld.so.cache\n    allow read /tmp/bw-net/\n    allow metadata /\n}\n' >"$W/no-net.bwp"
+    printf 'policy "no-net" {\n    default deny\n    allow read, exec /usr/\n    allow read /etc/ld.so.cache\n    allow read /tmp/bw-net/\n    allow metadata, ioctl /\n}\n' >"$W/no-net.bwp"
     bwc "$W/no-net.bwp" --backend="$backend" -o "$W/no-net.o" 2>/dev/null || return 1
     listen tcp 127.0.0.1 47001 tcp-allowed && listen tcp 127.0.0.1 47002 tcp-denied &&
         listen tcp ::1 47001 tcp6-allowed && listen tcp ::1 47002 tcp6-denied &&

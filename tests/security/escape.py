@@ -207,6 +207,24 @@ def deep(mode, root, depth, name_len, leaf, content=""):
         show(oserror(os.open, leaf, os.O_RDONLY, dir_fd=fd))
 
 
+FS_IOC_GETFLAGS, FS_IOC_SETFLAGS, FS_IMMUTABLE_FL = 0x80086601, 0x40086602, 0x10
+
+
+def inode_flags(fd):
+    return struct.unpack("i", oserror(fcntl.ioctl, fd, FS_IOC_GETFLAGS, bytes(8))[:4])[0]
+
+
+def chattr(change, path):
+    """chattr +i through a descriptor opened with O_ACCMODE 3, which asks for neither read
+    nor write; -i (the cleanup, outside) opens for reading, as an immutable file refuses
+    O_ACCMODE 3."""
+    fd = oserror(os.open, path, 3 if change == "+i" else os.O_RDONLY)
+    flags = inode_flags(fd)
+    flags = flags | FS_IMMUTABLE_FL if change == "+i" else flags & ~FS_IMMUTABLE_FL
+    oserror(fcntl.ioctl, fd, FS_IOC_SETFLAGS, struct.pack("i", flags) + bytes(4))
+    print("immutable" if inode_flags(fd) & FS_IMMUTABLE_FL else "mutable")
+
+
 def tty_inject(text):
     """Types `text` into the terminal on stdin with TIOCSTI, after a harmless ioctl."""
     oserror(fcntl.ioctl, 0, termios.TIOCGWINSZ, bytes(8))
@@ -334,6 +352,8 @@ def main():
         oserror(os.execve, oserror(os.open, args[0], os.O_RDONLY), [args[0]], {})
     elif op == "deep":
         deep(*args)
+    elif op == "chattr":
+        chattr(*args)
     elif op == "tty-inject":
         tty_inject(args[0])
     elif op == "tty-session":

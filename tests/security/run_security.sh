@@ -676,6 +676,17 @@ test_chmod_denied() {
     allowed "chmod in allowed/" && [ "$(stat -c %a "$W/allowed/file")" = 600 ] || fail "control: mode not changed"
 }
 
+# chattr +i through a descriptor opened with O_ACCMODE 3, which asks for neither read nor
+# write: setting an inode's flags needs attr (tmpfs has them from 6.0).
+test_chattr_immutable_denied() {
+    sandbox files $tool chattr +i "$S/readonly/file"
+    denied attr "$S/readonly/file"
+    [ "$($esc chattr -i "$S/readonly/file")" = mutable ] || fail "the file was made immutable"
+    sandbox files $tool chattr +i "$S/allowed/file"
+    allowed "chattr +i in allowed/" && [ "$(cat "$out/stdout")" = immutable ] || fail "control: $(cat "$out/stdout")"
+    $esc chattr -i "$S/allowed/file" >/dev/null
+}
+
 test_xattr_set_denied() {
     sandbox files $tool setxattr "$S/readonly/file"
     denied attr "$S/readonly/file"
@@ -807,7 +818,8 @@ for t in ${BW_SEC_ONLY:-cgroup_procs_of_parent cgroup_mkdir bpf_map_create bpffs
     scm_rights_dir_fd_no_path_access open_by_handle_at io_uring_openat io_uring_renameat io_uring_linkat \
     memfd_fexecve ld_so_denied_binary mmap_exec_denied mprotect_exec_denied path_over_path_max deep_tree \
     unicode_newline_names rename_open_race o_creat_leaves_no_file o_trunc_keeps_content chmod_denied \
-    xattr_set_denied utimes_denied socket_family_denied connect_denied_address unix_socket_outside_denied bind_denied_port \
+    chattr_immutable_denied xattr_set_denied utimes_denied \
+    socket_family_denied connect_denied_address unix_socket_outside_denied bind_denied_port \
     setuid_root_read_denied setuid_root_signal_outside}; do
     run "$t"
 done

@@ -214,16 +214,6 @@ TEST_CASE("rules the kernel side cannot enforce yet are refused, not dropped")
     CHECK(refused == std::vector<std::uint32_t>{7});
 }
 
-TEST_CASE("denials of access kinds without hooks yet are compiled with a warning")
-{
-    auto r = test::compile_text("policy \"p\" {\n default allow\n deny ioctl /dev/**\n}\n");
-    REQUIRE(r.compiled);
-    const auto& d = r.diags().all();
-    const auto it = std::find_if(d.begin(), d.end(), [](const auto& x) { return x.kind == DiagKind::UnenforcedAccesses; });
-    REQUIRE(it != d.end());
-    CHECK(it->message == "the kernel side of this build does not check ioctl yet");
-}
-
 TEST_CASE("a pattern whose states grow exponentially is refused at the bounds")
 {
     // Every `?` doubles the states a `*` before it leaves possible.
