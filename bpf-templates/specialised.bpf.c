@@ -30,8 +30,8 @@
  *   BW_POLICY_AUDITS				1 when the policy has audit rules; then also
  *   __u32 bw_policy_audit_chain(__u32 state)	(with inline decisions) the first link
  *	of the state's audit chain, 0 when none
- *   BW_HOOK_IOCTL				1 when the policy has device rules or keeps
- *	the tty invariant
+ *   BW_HOOK_IOCTL				1 when the policy has device rules, can deny
+ *	ioctl or attr, or keeps the tty invariant
  *   BW_POLICY_DEVICE_RULES, bw_policy_device_rules[]	the device rules, when any
  *   BW_HOOK_NET				1 when the network hooks are needed; then also
  *   BW_POLICY_NET_RULES, BW_POLICY_NET_RULES_MASK, bw_policy_net, bw_policy_net_rules[]

@@ -6,8 +6,8 @@
  * commands that set the descriptor's flags, as fcntl does unchecked, are no access to the
  * file; those that set the inode's flags (chattr: immutable, append-only) change its
  * attributes and need `attr` as well, since an open with O_ACCMODE 3 asks for neither
- * read nor write. file_ioctl_compat (Linux 6.8 and later) takes the ioctls of 32-bit processes;
- * bwrun does not load it on a kernel without it.
+ * read nor write. file_ioctl_compat (Linux 6.8 and later) takes the ioctls of 32-bit
+ * processes; bwrun does not load it on a kernel without it.
  */
 #ifndef BUMBLEWRAP_HOOK_IOCTL_H
 #define BUMBLEWRAP_HOOK_IOCTL_H
