@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 8
+#define BW_ABI_VERSION 9
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -106,15 +106,19 @@ struct bw_sandbox {
 
 /* `when exe` patterns: a policy names at most this many, each one bit of a mask. */
 #define BW_MAX_EXE_PATTERNS 32
+/* Device rules by path pattern: at most this many distinct patterns, one bit each. */
+#define BW_MAX_DEVICE_PATTERNS 32
 
 /* Per DFA state: for each access kind, the decision for a path ending here and the
  * rule that made it (decision NONE: the sandbox's default decides); the `when exe`
  * patterns that an executable whose path ends here matches (a mask of pattern numbers);
- * and the first link of its audit chain (0: no audit rule matches). */
+ * the first link of its audit chain (0: no audit rule matches); and the device rules'
+ * patterns that a device node whose path ends here matches (bw_device_rule.pattern). */
 struct bw_accept {
 	__u32 rule[BW_ACCESS_KINDS];
 	__u32 exe;
 	__u32 audit;
+	__u32 devices;
 	__u8 decision[BW_ACCESS_KINDS];
 	__u8 pad;
 };
@@ -238,9 +242,13 @@ struct bw_net_object {
 };
 
 /*
- * Device rules by number (compiler/devices lowers them; hooks/devices.bpf.h reads them).
- * They are sorted most specific first, so the first rule that matches a device node and
- * an access kind decides; no rule matches: the path rules decide.
+ * Device rules (compiler/devices lowers them; hooks/devices.bpf.h reads them), by path
+ * pattern or by number. They are sorted most specific first, so the first rule that
+ * matches a device node and an access kind decides; no rule matches: the path rules
+ * decide. A rule by pattern matches a node whose path's state (bw_accept.devices) has
+ * its pattern's bit; a rule by number (pattern 0) matches by type and number. Either
+ * matches only when its conditions hold: those of `when`, a link of which only the
+ * conditions count (bw_link_holds; an unconditional rule's always hold).
  */
 #define BW_DEVICE_IOCTLS 16      /* ioctl command ranges per rule */
 #define BW_MAX_DEVICE_RULES 1024 /* rules per policy */
@@ -257,11 +265,13 @@ struct bw_device_rule {
 	__u32 minor_hi;
 	__u32 kinds;    /* bit 1 << enum bw_access_kind for each kind the rule decides */
 	__u32 rule;
-	__u8 type;      /* 'c' or 'b' */
+	__u32 pattern;  /* by path: one bit of bw_accept.devices; 0: by number */
+	__u8 type;      /* 'c' or 'b', when by number */
 	__u8 decision;  /* enum bw_decision */
 	__u8 ioctl_any; /* an allowing rule allows every ioctl command */
 	__u8 nioctls;   /* else those in ioctls[0..nioctls) */
 	struct bw_ioctl_range ioctls[BW_DEVICE_IOCTLS];
+	struct bw_link when;
 };
 
 #endif /* BUMBLEWRAP_H */

@@ -96,6 +96,21 @@ static __always_inline __u32 bw_accept_decide(const struct bw_accept *a,
 /* With the access of bw_report: the event is an audit record, not a denial. */
 #define BW_REPORT_AUDIT (1u << 31)
 
+/* An event's path: len bytes of path, the NUL counted; a negative len is the errno of a
+ * path that could not be resolved. */
+static __always_inline void bw_event_path(struct bw_event *e, const char *path, long len)
+{
+	if (len < 0) {
+		e->path_error = (__s32)len;
+		e->path_len = 0;
+	} else {
+		e->path_error = 0;
+		/* The mask only convinces the verifier. */
+		e->path_len = (len - 1) & (BW_PATH_MAX - 1);
+		bpf_probe_read_kernel(e->path, e->path_len, path);
+	}
+}
+
 /* Unused in a specialised program whose policy needs no hook. */
 static __attribute__((unused)) void bw_report(__u64 cgid, const char *path, long len, __u32 access, __u32 rule)
 {
@@ -119,15 +134,7 @@ static __attribute__((unused)) void bw_report(__u64 cgid, const char *path, long
 	e->arg = 0;
 	e->target_comm[0] = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	if (len < 0) {
-		e->path_error = (__s32)len;
-		e->path_len = 0;
-	} else {
-		e->path_error = 0;
-		/* len counts the NUL; the mask only convinces the verifier. */
-		e->path_len = (len - 1) & (BW_PATH_MAX - 1);
-		bpf_probe_read_kernel(e->path, e->path_len, path);
-	}
+	bw_event_path(e, path, len);
 	bpf_ringbuf_submit(e, 0);
 }
 

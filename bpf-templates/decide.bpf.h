@@ -20,6 +20,10 @@
  *	when they are missing (the exec fails closed);
  *   __u32 bw_policy_audit(struct bw_walk *w)
  *	the first link of the audit chain of the walk's final state; 0 when it has none;
+ *   int bw_policy_devices(struct bw_walk *w, __u32 *patterns)
+ *	the device rules' patterns a path ending in the walk's final state matches;
+ *	non-zero when they are missing (the access fails closed);
+ *   and what hooks/devices.bpf.h asks for;
  *   BW_RECORDS_EXE
  *	1 when the policy has `when exe` patterns, so that exec records them.
  */
@@ -35,6 +39,18 @@ struct bw_hook {
 
 #define BW_KIND(kind) (1u << (kind))
 #define BW_ALL_KINDS (BW_KIND(BW_ACCESS_KINDS) - 1)
+
+/* An access to a file by name: for an open its flags, and for a device node its mode,
+ * number and the ioctl command. */
+struct bw_access {
+	const struct vfsmount *mnt;
+	struct dentry *dentry;
+	__u32 open_flags; /* what flag conditions see; 0 for any access but an open */
+	__u32 mode;       /* a device node's, else 0 */
+	__u32 dev;
+	__u32 cmd;        /* when the access is ioctl */
+};
+
 /* With the kinds of bw_check: a file that no path names is denied rather than passed. */
 #define BW_PATHLESS_DENIED (1u << 31)
 /* With the kinds of bw_check: a dentry outside the mount's tree returns -EXDEV unreported. */
@@ -130,6 +146,9 @@ static int bw_chain_init(struct bw_chain *c, struct dentry *dentry)
 	return 0;
 }
 
+/* The device rules, whose conditions are links' too. */
+#include "hooks/devices.bpf.h"
+
 /* The decision of the chain that starts at link *rule, for the current task and this
  * access; *rule becomes the rule that made it. */
 static __u32 bw_chain_decide(struct bw_walk *w, struct dentry *dentry, __u32 open_flags, __u32 *rule)
@@ -199,7 +218,7 @@ static int bw_audit_repeated(struct dentry *dentry, __u32 kind, __u32 rule)
 /* The audit rule that records an access of `kinds` (a mask of BW_KIND) that the policy
  * allowed, on the walk's path; 0 when none does, or when it repeats the task's last
  * record. *kind becomes the kind it records. Its own frame keeps its chain off
- * bw_check_open's stack. */
+ * bw_check_access's stack. */
 static __noinline __u32 bw_chain_audit(struct bw_walk *w, struct dentry *dentry, __u32 open_flags, __u32 kinds,
 				       __u32 *kind)
 {
@@ -237,15 +256,20 @@ static int bw_record_exe(struct bw_walk *w)
 }
 
 /*
- * 0 when the sandbox's policy allows every access kind in `kinds` (a mask of BW_KIND) on
- * the path of (mnt, dentry) for an open with `open_flags` (0 for any other access);
- * otherwise reports the first kind denied and returns -EACCES. A path that cannot be
- * resolved, or a sandbox without its tables, is denied. An allowed access that an audit
- * rule records is reported as an audit record.
+ * 0 when the sandbox's policy allows every access kind in `kinds` (a mask of BW_KIND) of
+ * the access `a`; otherwise reports the first kind denied and returns -EACCES. A path that
+ * cannot be resolved, or a sandbox without its tables, is denied. An allowed access that
+ * an audit rule records is reported as an audit record. On a device node the device rules
+ * decide first, by the patterns its path matches and by its number; the path rules decide
+ * the kinds they leave.
  */
-static int bw_check_open(const struct bw_hook *h, const struct vfsmount *mnt, struct dentry *dentry, __u32 kinds,
-			 __u32 open_flags)
+static int bw_check_access(const struct bw_hook *h, const struct bw_access *a, __u32 kinds)
 {
+	struct dentry *dentry = a->dentry;
+	__u32 open_flags = a->open_flags;
+	struct bw_device_node node = { .a = a };
+	__u32 asked = kinds & BW_ALL_KINDS;
+	int err;
 	__u32 decision;
 	struct bw_scratch *scratch;
 	struct bw_walk w = {};
@@ -260,17 +284,20 @@ static int bw_check_open(const struct bw_hook *h, const struct vfsmount *mnt, st
 		bw_report(h->cgid, 0, -ENOMEM, bw_first_kind(kinds), h->sandbox->default_rule);
 		return -EACCES;
 	}
-	start = bw_resolve_path(scratch->path, mnt, dentry);
+	start = bw_resolve_path(scratch->path, a->mnt, dentry);
 	/*
 	 * Files on kernel-internal mounts have no path a policy could name: pipes, sockets
 	 * and memfds reached through a held fd (fstat, ftruncate, reopening /proc/self/fd/N),
 	 * and the layers overlayfs opens for itself after the overlay's own path was
 	 * decided (from 6.2, its backing files reach file_open and file_mprotect with the
 	 * layer's path). They pass, except where the hook asks otherwise: execve and
-	 * PROT_EXEC mmap of a memfd are denied.
+	 * PROT_EXEC mmap of a memfd are denied. A device node there is decided by the
+	 * device rules by number.
 	 */
-	if (start == -ENODEV && !(kinds & BW_PATHLESS_DENIED))
-		return 0;
+	if (start == -ENODEV && !(kinds & BW_PATHLESS_DENIED)) {
+		node.len = start;
+		return bw_is_device(a->mode) ? bw_device_check(h, &node, &kinds) : 0;
+	}
 	if (start == -EXDEV && (kinds & BW_OTHER_TREE_SILENT))
 		return -EXDEV;
 	if (start < 0) {
@@ -285,6 +312,19 @@ static int bw_check_open(const struct bw_hook *h, const struct vfsmount *mnt, st
 		bw_report(h->cgid, scratch->path + start, BW_PATH_MAX - start, bw_first_kind(kinds),
 			  h->sandbox->default_rule);
 		return -EACCES;
+	}
+	if (bw_is_device(a->mode)) {
+		if (bw_policy_devices(&w, &node.patterns)) {
+			bw_report(h->cgid, scratch->path + start, BW_PATH_MAX - start, bw_first_kind(kinds),
+				  h->sandbox->default_rule);
+			return -EACCES;
+		}
+		node.path = scratch->path + start;
+		node.len = BW_PATH_MAX - start;
+		/* The kinds a device rule allowed are cleared: the path rules decide the rest. */
+		err = bw_device_check(h, &node, &kinds);
+		if (err)
+			return err;
 	}
 	for (k = 0; k < BW_ACCESS_KINDS; k++) {
 		if (!(kinds & BW_KIND(k)))
@@ -302,17 +342,36 @@ static int bw_check_open(const struct bw_hook *h, const struct vfsmount *mnt, st
 			  h->sandbox->default_rule);
 		return -EACCES;
 	}
-	rule = bw_chain_audit(&w, dentry, open_flags, kinds & BW_ALL_KINDS, &k);
+	rule = bw_chain_audit(&w, dentry, open_flags, asked, &k);
 	if (rule)
 		bw_report(h->cgid, scratch->path + start, BW_PATH_MAX - start, k | BW_REPORT_AUDIT, rule);
 	return 0;
 }
 
-/* bw_check_open for every access but an open: flag conditions never hold. */
+/* bw_check_access for every access but an open, to a file that is no device node: flag
+ * conditions never hold. */
 static __always_inline int bw_check(const struct bw_hook *h, const struct vfsmount *mnt, struct dentry *dentry,
 				    __u32 kinds)
 {
-	return bw_check_open(h, mnt, dentry, kinds, 0);
+	struct bw_access a = {
+		.mnt = mnt,
+		.dentry = dentry,
+	};
+
+	return bw_check_access(h, &a, kinds);
+}
+
+/* The access to an open file: its flags, and for a device node its mode and number. */
+static __always_inline void bw_file_access(struct file *file, __u32 cmd, struct bw_access *a)
+{
+	struct inode *inode = file->f_inode;
+
+	a->mnt = file->f_path.mnt;
+	a->dentry = file->f_path.dentry;
+	a->open_flags = file->f_flags;
+	a->mode = inode->i_mode;
+	a->dev = inode->i_rdev;
+	a->cmd = cmd;
 }
 
 #endif /* BUMBLEWRAP_DECIDE_BPF_H */

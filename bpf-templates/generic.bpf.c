@@ -106,6 +106,16 @@ static __u32 bw_policy_audit(struct bw_walk *w)
 	return a ? a->audit : 0;
 }
 
+static int bw_policy_devices(struct bw_walk *w, __u32 *patterns)
+{
+	const struct bw_accept *a = bpf_map_lookup_elem(w->accepts, &w->state);
+
+	if (!a)
+		return -1;
+	*patterns = a->devices;
+	return 0;
+}
+
 /* The path hooks. */
 #include "hooks/file_open.bpf.h"
 #include "hooks/create.bpf.h"
@@ -121,8 +131,8 @@ static __u32 bw_policy_audit(struct bw_walk *w)
 #include "hooks/unix.bpf.h"
 #include "hooks/ioctl.bpf.h"
 
-/* cgroup id -> the sandbox's device rules by number, most specific first (devices.bpf.h);
- * the array ends with the last rule. */
+/* cgroup id -> the sandbox's device rules, most specific first (devices.bpf.h); the array
+ * ends with the last rule. */
 BW_PER_SANDBOX_TABLE(sizeof(struct bw_device_rule)) bw_devices SEC(".maps");
 
 static int bw_device_rules(__u64 cgid, void **rules)

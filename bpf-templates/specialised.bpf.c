@@ -30,9 +30,13 @@
  *   BW_POLICY_AUDITS				1 when the policy has audit rules; then also
  *   __u32 bw_policy_audit_chain(__u32 state)	(with inline decisions) the first link
  *	of the state's audit chain, 0 when none
+ *   BW_POLICY_DEVICE_PATTERNS			the number of device rule patterns; when
+ *	any (with inline decisions), __u32 bw_policy_device_patterns(__u32 state): those
+ *	a device node whose path ends in `state` matches
  *   BW_HOOK_IOCTL				1 when the policy has device rules, can deny
  *	ioctl or attr, or keeps the tty invariant
- *   BW_POLICY_DEVICE_RULES, bw_policy_device_rules[]	the device rules, when any
+ *   BW_POLICY_DEVICE_RULES, BW_POLICY_DEVICE_RULES_MASK, bw_policy_device_rules[]
+ *	the device rules, when any (the array padded to MASK + 1 entries)
  *   BW_HOOK_NET				1 when the network hooks are needed; then also
  *   BW_POLICY_NET_RULES, BW_POLICY_NET_RULES_MASK, bw_policy_net, bw_policy_net_rules[]
  *	the network tables (the array padded to MASK + 1 entries)
@@ -123,6 +127,16 @@ static __u32 bw_policy_audit(struct bw_walk *w)
 	return 0;
 #endif
 }
+
+static int bw_policy_devices(struct bw_walk *w, __u32 *patterns)
+{
+#if BW_POLICY_DEVICE_PATTERNS
+	*patterns = bw_policy_device_patterns(w->state);
+#else
+	*patterns = 0;
+#endif
+	return 0;
+}
 #else
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -154,6 +168,16 @@ static __u32 bw_policy_audit(struct bw_walk *w)
 		return 0;
 	a = bpf_map_lookup_elem(&bw_accepts, &w->state);
 	return a ? a->audit : 0;
+}
+
+static int bw_policy_devices(struct bw_walk *w, __u32 *patterns)
+{
+	const struct bw_accept *a = bpf_map_lookup_elem(&bw_accepts, &w->state);
+
+	if (!a)
+		return -1;
+	*patterns = a->devices;
+	return 0;
 }
 #endif
 
@@ -199,7 +223,7 @@ static __u32 bw_policy_audit(struct bw_walk *w)
 #endif
 
 /* The device rules are constants: devices.bpf.h scans them for the hooks above. */
-#if BW_HOOK_FILE_OPEN || BW_HOOK_CREATE || BW_HOOK_IOCTL
+#if BW_POLICY_HOOKS
 static int bw_device_rules(__u64 cgid, void **rules)
 {
 	*rules = 0;
@@ -209,10 +233,14 @@ static int bw_device_rules(__u64 cgid, void **rules)
 static const struct bw_device_rule *bw_device_rule_at(void *rules, __u32 i)
 {
 #if BW_POLICY_DEVICE_RULES
-	if (i < BW_POLICY_DEVICE_RULES)
-		return &bw_policy_device_rules[i];
-#endif
+	if (i >= BW_POLICY_DEVICE_RULES)
+		return 0;
+	/* The mask bounds the index for the verifier, as in bw_net_rule_at below. */
+	barrier_var(i);
+	return &bw_policy_device_rules[i & BW_POLICY_DEVICE_RULES_MASK];
+#else
 	return 0;
+#endif
 }
 #endif
 

@@ -178,12 +178,13 @@ fi
 
 # An artifact of another format version is refused with both versions and the fix; bwrun
 # says so before it needs root or the BPF LSM.
-python3 - "$log/demo.o" "$log/format1.o" <<'EOF'
+format=$(sed -n 's/^inline constexpr std::uint32_t kFormatVersion = \([0-9]*\);$/\1/p' compiler/artifact/artifact.h)
+python3 - "$log/demo.o" "$log/format1.o" "$format" <<'EOF'
 import struct, sys
 data = bytearray(open(sys.argv[1], "rb").read())
 assert data.count(b"BWPOLICY") == 1
 at = data.index(b"BWPOLICY") + 8
-assert struct.unpack_from("<I", data, at)[0] == 9
+assert struct.unpack_from("<I", data, at)[0] == int(sys.argv[3])
 struct.pack_into("<I", data, at, 1)
 open(sys.argv[2], "wb").write(data)
 EOF
@@ -192,7 +193,7 @@ format_refused() { # NAME EXPECTED_STATUS COMMAND...
     shift 2
     "$@" >"$log/cli.out" 2>&1
     local rc=$?
-    if [ "$rc" = "$want" ] && grep -q "policy format version 1 is not supported (this build reads version 9); recompile the policy with this bwc" "$log/cli.out"; then
+    if [ "$rc" = "$want" ] && grep -q "policy format version 1 is not supported (this build reads version $format); recompile the policy with this bwc" "$log/cli.out"; then
         pass "[cli] $name: refuses a format 1 artifact, naming both versions"
     else
         fail "[cli] $name on a format 1 artifact (status $rc, wanted $want): $(head -c 400 "$log/cli.out")"

@@ -8,7 +8,6 @@
 #define BUMBLEWRAP_HOOK_CREATE_H
 
 #include "decide.bpf.h"
-#include "devices.bpf.h"
 
 static __always_inline int bw_check_create(const struct path *dir, struct dentry *dentry, int ret)
 {
@@ -25,27 +24,19 @@ SEC("lsm/path_mknod")
 int BPF_PROG(bw_path_mknod, const struct path *dir, struct dentry *dentry, unsigned short mode,
 	     unsigned int dev, int ret)
 {
-	__u32 kinds = BW_KIND(BW_ACCESS_CREATE);
+	struct bw_access a = {
+		.mnt = dir->mnt,
+		.dentry = dentry,
+		.mode = mode,
+		.dev = bw_decode_user_dev(dev),
+	};
 	struct bw_hook h;
-	int err;
 
 	if (ret)
 		return ret;
 	if (!bw_hook_enter(&h))
 		return 0;
-	if (bw_is_device(mode)) {
-		struct bw_device_access a = {
-			.mnt = dir->mnt,
-			.dentry = dentry,
-			.mode = mode,
-			.dev = bw_decode_user_dev(dev),
-		};
-
-		err = bw_device_check(&h, &a, &kinds);
-		if (err || !kinds)
-			return err;
-	}
-	return bw_check(&h, dir->mnt, dentry, kinds);
+	return bw_check_access(&h, &a, BW_KIND(BW_ACCESS_CREATE));
 }
 
 SEC("lsm/path_mkdir")

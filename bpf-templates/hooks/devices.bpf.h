@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Device rules by number: for a character or block device node, the first rule of the
- * sandbox's table (compiler/devices sorts it most specific first) that matches the device
- * and an access kind decides that kind; the path rules decide the kinds no rule matches.
- * An allowing rule decides ioctl by its list of commands. Used by the file_open, create
- * (mknod) and ioctl hooks.
+ * Device rules: for a character or block device node, the first rule of the sandbox's
+ * table (compiler/devices sorts it most specific first) that matches the device and an
+ * access kind decides that kind; the path rules decide the kinds no rule matches. A rule
+ * by pattern matches when the node's path ends in a state that has its pattern; a rule
+ * by number, by the node's type and number. An allowing rule decides ioctl by its list of
+ * commands. bw_check_access calls bw_device_check after its walk when the file_open,
+ * create (mknod) and ioctl hooks hand it a device node. Only decide.bpf.h includes this
+ * file, after the hook, access and chain types it uses.
  *
  * The including program defines, anywhere in the file that includes this one:
  *   int bw_device_rules(__u64 cgid, void **rules)
@@ -16,14 +19,14 @@
 #ifndef BUMBLEWRAP_HOOK_DEVICES_H
 #define BUMBLEWRAP_HOOK_DEVICES_H
 
-#include "decide.bpf.h"
-
 static int bw_device_rules(__u64 cgid, void **rules);
 static const struct bw_device_rule *bw_device_rule_at(void *rules, __u32 i);
 
 /* A scan of the device rules for the first that decides `kind` on the device. */
 struct bw_device_scan {
 	void *rules;
+	struct bw_chain chain; /* what the rules' conditions see */
+	__u32 patterns; /* the device patterns the node's path matches */
 	__u32 type;  /* 'c' or 'b' */
 	__u32 major;
 	__u32 minor;
@@ -54,8 +57,11 @@ static long bw_device_scan_step(__u64 i, void *ctx)
 	r = bw_device_rule_at(s->rules, i);
 	if (!r)
 		return 1;
-	if (!(r->kinds & BW_KIND(s->kind)) || r->type != s->type || s->major < r->major_lo ||
-	    s->major > r->major_hi || s->minor < r->minor_lo || s->minor > r->minor_hi)
+	if (!(r->kinds & BW_KIND(s->kind)) || !bw_link_holds(&r->when, &s->chain))
+		return 0;
+	if (r->pattern ? !(s->patterns & r->pattern)
+		       : r->type != s->type || s->major < r->major_lo || s->major > r->major_hi ||
+				 s->minor < r->minor_lo || s->minor > r->minor_hi)
 		return 0;
 	s->decision = r->decision;
 	s->rule = r->rule;
@@ -63,15 +69,6 @@ static long bw_device_scan_step(__u64 i, void *ctx)
 		s->decision = BW_DECISION_DENY;
 	return 1;
 }
-
-/* An access to a device node: its name, mode, device number and the ioctl command. */
-struct bw_device_access {
-	const struct vfsmount *mnt;
-	struct dentry *dentry;
-	__u32 mode;
-	__u32 dev;
-	__u32 cmd; /* when the access is ioctl */
-};
 
 /*
  * path_mknod gets the device number as mknod(2) took it (new_encode_dev's layout), not
@@ -91,37 +88,22 @@ static __always_inline int bw_is_device(__u32 mode)
 	return (mode & S_IFMT) == S_IFCHR || (mode & S_IFMT) == S_IFBLK;
 }
 
-/* The device rules' decision for `kind` on a device node (BW_DECISION_NONE: no rule
- * decides, the path rules do), and the rule that made it. Missing tables deny. */
-static __u32 bw_device_decide(const struct bw_hook *h, const struct bw_device_access *a, __u32 kind,
-			      __u32 *rule)
-{
-	struct bw_device_scan s = {};
+/* A device node as bw_check_access found it: the access, the path it resolved (len
+ * counts the NUL; negative: the errno of a path it could not resolve), and the device
+ * patterns that path matches. */
+struct bw_device_node {
+	const struct bw_access *a;
+	const char *path;
+	long len;
+	__u32 patterns;
+};
 
-	*rule = h->sandbox->default_rule;
-	if (bw_device_rules(h->cgid, &s.rules))
-		return BW_DECISION_DENY;
-	s.type = (a->mode & S_IFMT) == S_IFCHR ? 'c' : 'b';
-	s.major = a->dev >> MINORBITS;
-	s.minor = a->dev & MINORMASK;
-	s.kind = kind;
-	s.cmd = a->cmd;
-	bpf_loop(BW_MAX_DEVICE_RULES, bw_device_scan_step, &s, 0);
-	if (s.decision != BW_DECISION_NONE)
-		*rule = s.rule;
-	return s.decision;
-}
-
-/* Reports a device rule's denial: the node's path (as bw_check resolves it), device
- * number and, for ioctl, the command. */
-static void bw_device_report(const struct bw_hook *h, const struct bw_device_access *a, __u32 kind,
-			     __u32 rule)
+/* Reports a device rule's denial: the node's path, device number and, for ioctl, the
+ * command. */
+static void bw_device_report(const struct bw_hook *h, const struct bw_device_node *n, __u32 kind, __u32 rule)
 {
-	struct bw_scratch *scratch;
 	struct bw_event *e;
 	void *ring;
-	long start = -ENOMEM;
-	__u32 len;
 
 	ring = bpf_map_lookup_elem(&bw_events, &h->cgid);
 	if (!ring)
@@ -136,68 +118,50 @@ static void bw_device_report(const struct bw_hook *h, const struct bw_device_acc
 	e->access = kind;
 	e->op = BW_OP_DEVICE_RULE;
 	e->invariant = 0;
-	e->target = a->dev;
-	e->arg = a->cmd;
+	e->target = n->a->dev;
+	e->arg = n->a->cmd;
 	e->target_comm[0] = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	e->path_len = 0;
-	scratch = bpf_task_storage_get(&bw_scratch, bpf_get_current_task_btf(), 0,
-				       BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (scratch)
-		start = bw_resolve_path(scratch->path, a->mnt, a->dentry);
-	e->path_error = start < 0 ? (__s32)start : 0;
-	if (scratch && start >= 0) {
-		start &= BW_PATH_MAX - 1;
-		/* The path ends at the buffer's last byte, a NUL. */
-		len = (BW_PATH_MAX - 1 - start) & (BW_PATH_MAX - 1);
-		e->path_len = len;
-		bpf_probe_read_kernel(e->path, len, scratch->path + start);
-	}
+	bw_event_path(e, n->path, n->len);
 	bpf_ringbuf_submit(e, 0);
 }
 
 /*
  * Decides the kinds in *kinds that a device rule decides on the device node: -EACCES with
  * a report when one denies, else 0 with the kinds allowed cleared from *kinds, which the
- * path rules then decide.
+ * path rules then decide. Missing tables, or conditions that cannot be read, deny.
  */
-static int bw_device_check(const struct bw_hook *h, const struct bw_device_access *a, __u32 *kinds)
+static int bw_device_check(const struct bw_hook *h, const struct bw_device_node *n, __u32 *kinds)
 {
-	__u32 k, rule, decision;
+	const struct bw_access *a = n->a;
+	struct bw_device_scan s = {
+		.patterns = n->patterns,
+		.type = (a->mode & S_IFMT) == S_IFCHR ? 'c' : 'b',
+		.major = a->dev >> MINORBITS,
+		.minor = a->dev & MINORMASK,
+		.cmd = a->cmd,
+	};
+	__u32 k;
 
+	s.chain.open_flags = a->open_flags;
+	if (bw_device_rules(h->cgid, &s.rules) || bw_chain_init(&s.chain, a->dentry)) {
+		bw_device_report(h, n, bw_first_kind(*kinds), h->sandbox->default_rule);
+		return -EACCES;
+	}
 	for (k = 0; k < BW_ACCESS_KINDS; k++) {
 		if (!(*kinds & BW_KIND(k)))
 			continue;
-		decision = bw_device_decide(h, a, k, &rule);
-		if (decision == BW_DECISION_DENY) {
-			bw_device_report(h, a, k, rule);
+		s.kind = k;
+		s.decision = BW_DECISION_NONE;
+		bpf_loop(BW_MAX_DEVICE_RULES, bw_device_scan_step, &s, 0);
+		if (s.decision == BW_DECISION_DENY) {
+			bw_device_report(h, n, k, s.rule);
 			return -EACCES;
 		}
-		if (decision == BW_DECISION_ALLOW)
+		if (s.decision == BW_DECISION_ALLOW)
 			*kinds &= ~BW_KIND(k);
 	}
 	return 0;
-}
-
-/*
- * bw_device_check for an access to an open file (`cmd`: the ioctl command, if any): 0 with
- * *kinds unchanged when the file is no device node.
- */
-static __always_inline int bw_file_device_check(const struct bw_hook *h, struct file *file, __u32 cmd,
-						__u32 *kinds)
-{
-	struct inode *inode = file->f_inode;
-	struct bw_device_access a = {
-		.mnt = file->f_path.mnt,
-		.dentry = file->f_path.dentry,
-		.mode = inode->i_mode,
-		.dev = inode->i_rdev,
-		.cmd = cmd,
-	};
-
-	if (!bw_is_device(a.mode))
-		return 0;
-	return bw_device_check(h, &a, kinds);
 }
 
 #endif /* BUMBLEWRAP_HOOK_DEVICES_H */

@@ -9,7 +9,6 @@
 #define BUMBLEWRAP_HOOK_FILE_OPEN_H
 
 #include "decide.bpf.h"
-#include "devices.bpf.h"
 #include "invariant_checks.bpf.h"
 
 /* What an open asks for: exec, or read and/or write (append when O_APPEND). */
@@ -30,6 +29,7 @@ SEC("lsm/file_open")
 int BPF_PROG(bw_file_open, struct file *file, int ret)
 {
 	__u32 kinds = bw_open_kinds(file);
+	struct bw_access a;
 	struct bw_hook h;
 	int err;
 
@@ -42,10 +42,10 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 	if (err)
 		return err;
 	/* An open with O_ACCMODE 3 asks for no access kind. */
-	err = bw_file_device_check(&h, file, 0, &kinds);
-	if (err || !kinds)
-		return err;
-	return bw_check_open(&h, file->f_path.mnt, file->f_path.dentry, kinds, file->f_flags);
+	if (!kinds)
+		return 0;
+	bw_file_access(file, 0, &a);
+	return bw_check_access(&h, &a, kinds);
 }
 
 #endif /* BUMBLEWRAP_HOOK_FILE_OPEN_H */

@@ -12,7 +12,7 @@
 #ifndef BUMBLEWRAP_HOOK_IOCTL_H
 #define BUMBLEWRAP_HOOK_IOCTL_H
 
-#include "devices.bpf.h"
+#include "decide.bpf.h"
 #include "invariant_checks.bpf.h"
 
 static __always_inline int bw_descriptor_ioctl(unsigned int cmd)
@@ -28,8 +28,8 @@ static __always_inline int bw_attr_ioctl(unsigned int cmd)
 static __always_inline int bw_check_ioctl(struct file *file, unsigned int cmd, int ret)
 {
 	__u32 kinds = BW_KIND(BW_ACCESS_IOCTL);
+	struct bw_access a;
 	struct bw_hook h;
-	int err;
 
 	if (ret)
 		return ret;
@@ -41,10 +41,10 @@ static __always_inline int bw_check_ioctl(struct file *file, unsigned int cmd, i
 		return 0;
 	if (bw_attr_ioctl(cmd))
 		kinds |= BW_KIND(BW_ACCESS_ATTR);
-	err = bw_file_device_check(&h, file, cmd, &kinds);
-	if (err || !kinds)
-		return err;
-	return bw_check(&h, file->f_path.mnt, file->f_path.dentry, kinds);
+	bw_file_access(file, cmd, &a);
+	/* Flag conditions hold for the open itself, not for later accesses to the file. */
+	a.open_flags = 0;
+	return bw_check_access(&h, &a, kinds);
 }
 
 SEC("lsm/file_ioctl")

@@ -3,6 +3,7 @@
 #include "artifact/ir_codec.h"
 #include "source/sha256.h"
 
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -120,7 +121,10 @@ std::optional<Error> check_device_tables(const DeviceTables& t)
     if (t.rules.size() > BW_MAX_DEVICE_RULES)
         return Error{"device tables are inconsistent (too many rules)"};
     for (const auto& r : t.rules) {
-        if (!is_decision(r.decision) || (r.type != 'c' && r.type != 'b') || r.nioctls > BW_DEVICE_IOCTLS)
+        // A rule names its devices by one pattern bit, or else by type and number.
+        const bool names = r.pattern != 0 ? std::has_single_bit(r.pattern) && r.type == 0
+                                          : r.type == 'c' || r.type == 'b';
+        if (!is_decision(r.decision) || !names || r.nioctls > BW_DEVICE_IOCTLS)
             return Error{"device tables are inconsistent (a malformed device rule)"};
     }
     return std::nullopt;

@@ -183,14 +183,16 @@ void report_too_large(const ir::Policy& policy, const std::vector<std::vector<st
                                   limits.max_transitions, limits.max_nfa_entries));
 }
 
-// Calls f(conditions, origin) for each path rule and audit rule: the rules whose
-// conditions the automaton's chains decide.
+// Calls f(conditions, origin) for each path, audit and device rule: the rules whose
+// conditions the kernel decides, `when exe` by the patterns the automaton records.
 template <class F>
-void for_each_path_condition(const ir::Policy& p, F f)
+void for_each_condition(const ir::Policy& p, F f)
 {
     for (const auto& r : p.rules)
         f(r.conditions, r.origin);
     for (const auto& r : p.audits)
+        f(r.conditions, r.origin);
+    for (const auto& r : p.devices)
         f(r.conditions, r.origin);
 }
 
@@ -203,35 +205,43 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
             .hints.push_back("`bwc check` lints it; this build of bwrun would not enforce it, so bwc will not "
                              "compile it");
     };
-    // Each distinct exe pattern with the first rule, in source order, that names it.
-    std::map<std::string_view, const ir::Provenance*> exe;
+    // Each distinct pattern with the first rule, in source order, that names it; the rule
+    // that names the first one beyond `limit` is refused.
     auto position = [](const ir::Provenance* o) { return std::tie(o->file, o->line, o->column); };
-    for_each_path_condition(p, [&](const ir::Conditions& c, const ir::Provenance& o) {
-        for (const auto& e : c.exe) {
-            auto [it, inserted] = exe.try_emplace(e, &o);
-            if (!inserted && position(&o) < position(it->second))
-                it->second = &o;
-        }
-    });
-    if (exe.size() > BW_MAX_EXE_PATTERNS) {
+    auto limit_distinct = [&](const std::map<std::string_view, const ir::Provenance*>& seen, std::size_t limit,
+                              std::string_view what) {
+        if (seen.size() <= limit)
+            return;
         std::vector<const ir::Provenance*> first;
-        for (const auto& [pattern, origin] : exe)
+        for (const auto& [pattern, origin] : seen)
             first.push_back(origin);
         std::sort(first.begin(), first.end(), [&](auto* x, auto* y) { return position(x) < position(y); });
-        refuse(*first[BW_MAX_EXE_PATTERNS],
-               fmt::format("more than {} distinct `when exe` patterns ({} in all; this rule names the first beyond)",
-                           BW_MAX_EXE_PATTERNS, exe.size()));
+        refuse(*first[limit], fmt::format("more than {} distinct {} ({} in all; this rule names the first beyond)",
+                                          limit, what, seen.size()));
+    };
+    auto note = [&](std::map<std::string_view, const ir::Provenance*>& seen, std::string_view pattern,
+                    const ir::Provenance& o) {
+        auto [it, inserted] = seen.try_emplace(pattern, &o);
+        if (!inserted && position(&o) < position(it->second))
+            it->second = &o;
+    };
+    std::map<std::string_view, const ir::Provenance*> exe, device_patterns;
+    for_each_condition(p, [&](const ir::Conditions& c, const ir::Provenance& o) {
+        for (const auto& e : c.exe)
+            note(exe, e, o);
+    });
+    limit_distinct(exe, BW_MAX_EXE_PATTERNS, "`when exe` patterns");
+    for (const auto& r : p.devices) {
+        if (!r.pattern.empty())
+            note(device_patterns, r.pattern, r.origin);
     }
+    limit_distinct(device_patterns, BW_MAX_DEVICE_PATTERNS, "device rule patterns");
     for (const auto& r : p.net) {
         if (r.conditions.count() > 0)
             refuse(r.origin, "conditions (`when`) on network rules");
     }
     for (const auto& r : p.devices) {
-        if (!r.pattern.empty())
-            refuse(r.origin, "device rules that name a path pattern (name the device by number)");
-        else if (r.conditions.count() > 0)
-            refuse(r.origin, "conditions (`when`) on device rules");
-        else if (r.ioctl_commands.size() > BW_DEVICE_IOCTLS)
+        if (r.ioctl_commands.size() > BW_DEVICE_IOCTLS)
             refuse(r.origin, fmt::format("more than {} ioctl ranges in one device rule", BW_DEVICE_IOCTLS));
     }
     return diags.error_count() == before;
@@ -337,16 +347,22 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
         return std::nullopt;
 
     Automaton a;
-    for_each_path_condition(policy, [&](const ir::Conditions& c, const ir::Provenance&) {
+    for_each_condition(policy, [&](const ir::Conditions& c, const ir::Provenance&) {
         for (const auto& e : c.exe) {
             if (std::find(a.exe_patterns.begin(), a.exe_patterns.end(), e) == a.exe_patterns.end())
                 a.exe_patterns.push_back(e);
         }
     });
+    for (const auto& r : policy.devices) {
+        if (!r.pattern.empty() &&
+            std::find(a.device_patterns.begin(), a.device_patterns.end(), r.pattern) == a.device_patterns.end())
+            a.device_patterns.push_back(r.pattern);
+    }
 
     // One NFA for all patterns, from a shared start: the rules' (accept i: rule i), the
-    // exe patterns' (accept rules + j: exe pattern j), then the audit rules' (accept
-    // rules + exe patterns + k: audit rule k).
+    // exe patterns' (accept rules + j: exe pattern j), the device patterns' (accept
+    // rules + exe patterns + d: device pattern d), then the audit rules' (accept after
+    // those + k: audit rule k).
     Nfa nfa;
     const auto start = nfa.add();
     std::vector<std::uint32_t> first_state;
@@ -363,6 +379,8 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
         add(r.pattern);
     for (const auto& e : a.exe_patterns)
         add(e);
+    for (const auto& d : a.device_patterns)
+        add(d);
     for (const auto& r : policy.audits)
         add(r.pattern);
 
@@ -426,15 +444,18 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
     for (std::uint32_t s = 0; s < a.nstates; ++s) {
         auto& acc = a.accepts[s];
         std::vector<std::size_t> matching, audits;
-        const auto audits_from = policy.rules.size() + a.exe_patterns.size();
+        const auto devices_from = policy.rules.size() + a.exe_patterns.size();
+        const auto audits_from = devices_from + a.device_patterns.size();
         for (const auto n : sets[s]) {
             if (nfa.states[n].accept < 0)
                 continue;
             const auto accept = static_cast<std::size_t>(nfa.states[n].accept);
             if (accept < policy.rules.size())
                 matching.push_back(accept);
-            else if (accept < audits_from)
+            else if (accept < devices_from)
                 acc.exe |= 1u << (accept - policy.rules.size());
+            else if (accept < audits_from)
+                acc.devices |= 1u << (accept - devices_from);
             else
                 audits.push_back(accept - audits_from);
         }
@@ -455,6 +476,32 @@ std::uint32_t exe_mask(const Automaton& a, const ir::Conditions& c)
     for (const auto& e : c.exe)
         mask |= 1u << (std::find(a.exe_patterns.begin(), a.exe_patterns.end(), e) - a.exe_patterns.begin());
     return mask;
+}
+
+bw_link condition_link(const Automaton& a, const ir::Conditions& c)
+{
+    bw_link out{};
+    out.exe = exe_mask(a, c);
+    out.owner = c.owner;
+    out.open_flags = c.open_flags;
+    out.uid_hi = out.gid_hi = UINT32_MAX;
+    if (c.uid) {
+        out.uid_lo = c.uid->lo;
+        out.uid_hi = c.uid->hi;
+    }
+    if (c.gid) {
+        out.gid_lo = c.gid->lo;
+        out.gid_hi = c.gid->hi;
+    }
+    return out;
+}
+
+std::uint32_t device_pattern_bit(const Automaton& a, const ir::DeviceRule& rule)
+{
+    if (rule.pattern.empty())
+        return 0;
+    const auto at = std::find(a.device_patterns.begin(), a.device_patterns.end(), rule.pattern);
+    return 1u << (at - a.device_patterns.begin());
 }
 
 namespace {
@@ -498,9 +545,14 @@ ir::RuleId simulate_audit(const Automaton& a, const ir::PathQuery& q)
     return 0;
 }
 
+const StateAccept& simulate_walk(const Automaton& a, std::string_view path)
+{
+    return a.accepts[walk(a, path)];
+}
+
 ir::Verdict simulate(const Automaton& a, const ir::Policy& policy, const ir::PathQuery& q)
 {
-    // Mirrors bw_check_open() and bw_chain_decide() in decide.bpf.h.
+    // Mirrors bw_check_access() and bw_chain_decide() in decide.bpf.h.
     const auto state = walk(a, q.path);
     const auto k = static_cast<std::size_t>(q.access);
     Link link{0, a.accepts[state].decision[k], a.accepts[state].rule[k]};
@@ -525,6 +577,8 @@ std::string dump(const Automaton& a)
             out += fmt::format(" exe={:#x}", a.accepts[s].exe);
         if (a.accepts[s].audit != 0)
             out += fmt::format(" audit=chain@{}", a.accepts[s].audit);
+        if (a.accepts[s].devices != 0)
+            out += fmt::format(" devices={:#x}", a.accepts[s].devices);
         for (std::size_t k = 0; k < ir::kAccessKinds; ++k) {
             const auto d = a.accepts[s].decision[k];
             if (d != BW_DECISION_NONE)
@@ -561,6 +615,8 @@ std::string dump(const Automaton& a)
     }
     for (std::size_t i = 0; i < a.exe_patterns.size(); ++i)
         out += fmt::format("  exe pattern {:#x}: {}\n", 1u << i, a.exe_patterns[i]);
+    for (std::size_t i = 0; i < a.device_patterns.size(); ++i)
+        out += fmt::format("  device pattern {:#x}: {}\n", 1u << i, a.device_patterns[i]);
     return out;
 }
 

@@ -22,6 +22,10 @@
 // `audit` rules join it too: a state where audit rules match has an audit chain, those
 // rules strongest first, each with the access kinds it records; the kernel names the
 // first that holds and records a kind of an access it allowed.
+//
+// So do the patterns of device rules by path: each state records which of them a device
+// node whose path ends there matches, and the device table (compiler/devices) names each
+// rule's pattern by its bit.
 #pragma once
 
 #include "bumblewrap.h"
@@ -39,6 +43,7 @@ struct StateAccept {
     std::array<std::uint8_t, ir::kAccessKinds> decision{}; // enum bw_decision
     std::uint32_t exe = 0;   // bit i: exe_patterns[i] matches a path ending here
     ir::RuleId audit = 0;    // the first link of the state's audit chain; 0: none
+    std::uint32_t devices = 0; // bit i: device_patterns[i] matches a path ending here
     bool absorbing = false;
 };
 
@@ -61,8 +66,11 @@ struct Automaton {
     std::vector<ir::Conditions> conditions{ir::Conditions{}};
     // The decision chains, each ending with an unconditional link; link 0 is in none.
     std::vector<Link> links{Link{}};
-    // The distinct `when exe` patterns of the path and audit rules; the index is the mask bit.
+    // The distinct `when exe` patterns of the path, audit and device rules; the index is the
+    // mask bit.
     std::vector<std::string> exe_patterns;
+    // The distinct patterns of the device rules by path; the index is the mask bit.
+    std::vector<std::string> device_patterns;
 
     std::uint32_t next(std::uint32_t state, unsigned char byte) const
     {
@@ -81,6 +89,10 @@ struct AutomatonLimits {
 
 // The mask of `c`'s exe patterns, which a task's mask must hold all of.
 std::uint32_t exe_mask(const Automaton& automaton, const ir::Conditions& c);
+// A link that holds where `c` holds (its decision and rule left unset).
+bw_link condition_link(const Automaton& automaton, const ir::Conditions& c);
+// The bit of a device rule's pattern; 0 for a rule by number.
+std::uint32_t device_pattern_bit(const Automaton& automaton, const ir::DeviceRule& rule);
 
 std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics& diags,
                                           const AutomatonLimits& limits = {});
@@ -90,6 +102,8 @@ std::optional<Automaton> run_compile_paths(const ir::Policy& policy, Diagnostics
 ir::Verdict simulate(const Automaton& automaton, const ir::Policy& policy, const ir::PathQuery& query);
 // The same for audit chains; tests compare it with ir::evaluate_audit.
 ir::RuleId simulate_audit(const Automaton& automaton, const ir::PathQuery& query);
+// Where the kernel's walk of a path ends: the exe and device patterns it matches.
+const StateAccept& simulate_walk(const Automaton& automaton, std::string_view path);
 
 std::string dump(const Automaton& automaton); // --emit=automata
 

@@ -45,12 +45,14 @@ constexpr Hook kHooks[] = {
 
 bool same_decisions(const StateAccept& a, const StateAccept& b)
 {
-    return a.decision == b.decision && a.rule == b.rule && a.exe == b.exe && a.audit == b.audit;
+    return a.decision == b.decision && a.rule == b.rule && a.exe == b.exe && a.audit == b.audit &&
+           a.devices == b.devices;
 }
 
 bool fewer_decisions(const StateAccept& a, const StateAccept& b)
 {
-    return std::tie(a.decision, a.rule, a.exe, a.audit) < std::tie(b.decision, b.rule, b.exe, b.audit);
+    return std::tie(a.decision, a.rule, a.exe, a.audit, a.devices) <
+           std::tie(b.decision, b.rule, b.exe, b.audit, b.devices);
 }
 
 // Renumbers the states so that states with the same decisions are adjacent; the dead and
@@ -251,21 +253,28 @@ std::string classes_table(const Automaton& a)
     return out + "};\n";
 }
 
-// bw_policy_device_rules, most specific first; hooks/devices.bpf.h scans them.
+// bw_policy_device_rules, most specific first; hooks/devices.bpf.h scans them. Padded to a
+// power of two, as the network rules are (see net_tables).
 std::string device_tables(const DeviceTables& devices)
 {
     std::string out = fmt::format("\n#define BW_POLICY_DEVICE_RULES {}\n", devices.rules.size());
     if (devices.rules.empty())
         return out;
-    out += fmt::format("static const struct bw_device_rule bw_policy_device_rules[{}] = {{\n", devices.rules.size());
+    const auto capacity = std::bit_ceil(devices.rules.size());
+    out += fmt::format("#define BW_POLICY_DEVICE_RULES_MASK {}\n", capacity - 1);
+    out += fmt::format("static const struct bw_device_rule bw_policy_device_rules[{}] = {{\n", capacity);
     for (const auto& r : devices.rules) {
         out += fmt::format("\t{{ .major_lo = {}, .major_hi = {}, .minor_lo = {}, .minor_hi = {}, .kinds = {:#x}, "
-                           ".rule = {}, .type = '{}', .decision = {}, .ioctl_any = {}, .nioctls = {},\n\t  .ioctls = {{",
-                           r.major_lo, r.major_hi, r.minor_lo, r.minor_hi, r.kinds, r.rule, static_cast<char>(r.type),
+                           ".rule = {}, .pattern = {:#x}, .type = {}, .decision = {}, .ioctl_any = {}, "
+                           ".nioctls = {},\n\t  .ioctls = {{",
+                           r.major_lo, r.major_hi, r.minor_lo, r.minor_hi, r.kinds, r.rule, r.pattern, r.type,
                            r.decision, r.ioctl_any, r.nioctls);
         for (unsigned i = 0; i < r.nioctls; ++i)
             out += fmt::format(" {{ {:#x}, {:#x} }},", r.ioctls[i].lo, r.ioctls[i].hi);
-        out += " } },\n";
+        const auto& w = r.when;
+        out += fmt::format(" }},\n\t  .when = {{ .owner = {}, .open_flags = {:#x}, .uid_lo = {}, .uid_hi = {}, "
+                           ".gid_lo = {}, .gid_hi = {}, .exe = {:#x} }} }},\n",
+                           w.owner, w.open_flags, w.uid_lo, w.uid_hi, w.gid_lo, w.gid_hi, w.exe);
     }
     return out + "};\n";
 }
@@ -364,8 +373,10 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
     // Without a hook nothing calls the decision function, and libbpf would take an
     // uncalled global function for a program of unknown type.
     p.exe_patterns = grouped.exe_patterns.size();
-    h += fmt::format("#define BW_POLICY_EXE_PATTERNS {}\n#define BW_HOOK_EXE {}\n#define BW_POLICY_AUDITS {}\n",
-                     p.exe_patterns, p.exe_patterns != 0 ? 1 : 0, policy.audits.empty() ? 0 : 1);
+    h += fmt::format("#define BW_POLICY_EXE_PATTERNS {}\n#define BW_HOOK_EXE {}\n#define BW_POLICY_AUDITS {}\n"
+                     "#define BW_POLICY_DEVICE_PATTERNS {}\n",
+                     p.exe_patterns, p.exe_patterns != 0 ? 1 : 0, policy.audits.empty() ? 0 : 1,
+                     grouped.device_patterns.size());
     if (p.exe_patterns != 0)
         p.hooks.insert(p.hooks.end(), std::begin(kExeHooks), std::end(kExeHooks));
     if (p.hooks.empty()) {
@@ -381,6 +392,10 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
         if (!policy.audits.empty())
             h += writer.state_function(grouped, ranges, "the first link of the audit chain of `state`; 0: none",
                                        "bw_policy_audit_chain", &StateAccept::audit);
+        if (!grouped.device_patterns.empty())
+            h += writer.state_function(grouped, ranges,
+                                       "the device rules' patterns a device node whose path ends in `state` matches",
+                                       "bw_policy_device_patterns", &StateAccept::devices);
     } else {
         h += fmt::format("/* {} ranges: more than the {} inlined, so the decisions are a map. */\n"
                          "#define BW_POLICY_INLINE_DECISIONS 0\n",

@@ -10,24 +10,11 @@ namespace {
 // A chain link with its conditions; a condition that is absent holds for every value.
 bw_link link(const Automaton& a, const Link& l)
 {
-    const auto& c = a.conditions[l.conditions];
-    bw_link out{};
-    out.exe = exe_mask(a, c);
+    auto out = condition_link(a, a.conditions[l.conditions]);
     out.rule = l.rule;
     out.decision = l.decision;
     out.last = l.conditions == 0;
     out.kinds = l.kinds;
-    out.owner = c.owner;
-    out.open_flags = c.open_flags;
-    out.uid_hi = out.gid_hi = UINT32_MAX;
-    if (c.uid) {
-        out.uid_lo = c.uid->lo;
-        out.uid_hi = c.uid->hi;
-    }
-    if (c.gid) {
-        out.gid_lo = c.gid->lo;
-        out.gid_hi = c.gid->hi;
-    }
     return out;
 }
 
@@ -53,13 +40,14 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
         std::copy(a.decision.begin(), a.decision.end(), out.decision);
         out.exe = a.exe;
         out.audit = a.audit;
+        out.devices = a.devices;
         t.accepts.push_back(out);
     }
     t.links.reserve(automaton.links.size());
     for (const auto& l : automaton.links)
         t.links.push_back(link(automaton, l));
     t.net = run_net(policy);
-    t.devices = run_devices(policy);
+    t.devices = run_devices(policy, automaton);
     return t;
 }
 

@@ -7,9 +7,11 @@ namespace bw {
 
 namespace {
 
-bw_device_rule lower_rule(const ir::DeviceRule& r)
+bw_device_rule lower_rule(const ir::DeviceRule& r, const Automaton& a)
 {
     bw_device_rule out{};
+    out.pattern = device_pattern_bit(a, r);
+    out.when = condition_link(a, r.conditions);
     out.major_lo = r.major.lo;
     out.major_hi = r.major.hi;
     out.minor_lo = r.minor.lo;
@@ -37,9 +39,16 @@ bool ioctl_allowed(const bw_device_rule& r, std::uint32_t command)
                        [&](const bw_ioctl_range& c) { return command >= c.lo && command <= c.hi; });
 }
 
+// Mirrors bw_link_holds() in decide.bpf.h.
+bool holds(const bw_link& l, const DeviceAccess& q)
+{
+    return q.uid >= l.uid_lo && q.uid <= l.uid_hi && q.gid >= l.gid_lo && q.gid <= l.gid_hi && (!l.owner || q.owner) &&
+           (q.open_flags & l.open_flags) == l.open_flags && (q.exe & l.exe) == l.exe;
+}
+
 } // namespace
 
-DeviceTables run_devices(const ir::Policy& policy)
+DeviceTables run_devices(const ir::Policy& policy, const Automaton& automaton)
 {
     std::vector<const ir::DeviceRule*> sorted;
     for (const auto& r : policy.devices)
@@ -49,7 +58,7 @@ DeviceTables run_devices(const ir::Policy& policy)
     });
     DeviceTables t;
     for (const auto* r : sorted)
-        t.rules.push_back(lower_rule(*r));
+        t.rules.push_back(lower_rule(*r, automaton));
     return t;
 }
 
@@ -57,8 +66,13 @@ std::optional<ir::Verdict> decide(const DeviceTables& tables, const DeviceAccess
 {
     const auto kind = static_cast<unsigned>(q.access);
     for (const auto& r : tables.rules) {
-        if (!(r.kinds & (1u << kind)) || r.type != static_cast<__u8>(q.type) || q.major < r.major_lo ||
-            q.major > r.major_hi || q.minor < r.minor_lo || q.minor > r.minor_hi)
+        if (!(r.kinds & (1u << kind)) || !holds(r.when, q))
+            continue;
+        const bool matches = r.pattern != 0 ? (q.patterns & r.pattern) != 0
+                                            : r.type == static_cast<__u8>(q.type) && q.major >= r.major_lo &&
+                                                  q.major <= r.major_hi && q.minor >= r.minor_lo &&
+                                                  q.minor <= r.minor_hi;
+        if (!matches)
             continue;
         const auto decision = static_cast<ir::Decision>(r.decision);
         if (decision == ir::Decision::Allow && q.access == ir::Access::Ioctl && !ioctl_allowed(r, q.ioctl_command))
@@ -72,9 +86,16 @@ std::string dump(const DeviceTables& tables)
 {
     std::string out = fmt::format("device rules: {} (first match decides)\n", tables.rules.size());
     for (const auto& r : tables.rules) {
-        out += fmt::format("  {} {}-{}:{}-{} kinds {:#x} {} rule #{}", static_cast<char>(r.type), r.major_lo,
-                           r.major_hi, r.minor_lo, r.minor_hi, r.kinds,
-                           r.decision == BW_DECISION_ALLOW ? "allow" : "deny", r.rule);
+        out += r.pattern != 0 ? fmt::format("  pattern {:#x}", r.pattern)
+                              : fmt::format("  {} {}-{}:{}-{}", static_cast<char>(r.type), r.major_lo, r.major_hi,
+                                            r.minor_lo, r.minor_hi);
+        out += fmt::format(" kinds {:#x} {} rule #{}", r.kinds, r.decision == BW_DECISION_ALLOW ? "allow" : "deny",
+                           r.rule);
+        const auto& w = r.when;
+        if (w.uid_lo != 0 || w.uid_hi != UINT32_MAX || w.gid_lo != 0 || w.gid_hi != UINT32_MAX || w.owner ||
+            w.open_flags != 0 || w.exe != 0)
+            out += fmt::format(" when uid {}-{} gid {}-{} owner {} flags {:#x} exe {:#x}", w.uid_lo, w.uid_hi,
+                               w.gid_lo, w.gid_hi, w.owner, w.open_flags, w.exe);
         if (r.ioctl_any)
             out += " ioctl any";
         for (unsigned i = 0; i < r.nioctls; ++i)

@@ -4,11 +4,12 @@
 usage: oracle.py prepare BIN_DIR WORKDIR [--seed N] [--policies K] [--queries Q]
        oracle.py run BIN_DIR WORKDIR
 
-prepare (on the host) describes a small file tree under ROOT, generates K seeded random
-policies over it (path rules and audit rules), checks and compiles each with both
-backends into WORKDIR, draws Q (access, path) queries per policy and asks `bwc query`
-(the oracle) for each verdict, deciding rule and recording audit rule; everything lands
-in WORKDIR/oracle.json.
+prepare (on the host) describes a small file tree under ROOT, with device nodes among its
+files, generates K seeded random policies over it (path rules, audit rules, and device
+rules by pattern and by number, some under `when uid`), checks and compiles each with
+both backends into WORKDIR, draws Q (access, path) queries per policy and asks `bwc
+query` (the oracle) for each verdict, deciding rule and recording audit rule; everything
+lands in WORKDIR/oracle.json.
 
 run (as root in the VM, scripts/bwvm) creates the tree, runs one sandbox per policy and
 backend whose probe performs every query, and compares the kernel's verdicts, the rules
@@ -26,6 +27,7 @@ import os
 import random
 import re
 import shutil
+import stat
 import string
 import subprocess
 import sys
@@ -57,12 +59,24 @@ TREE_FILES = (
     "ab/cafe.txt", "ab/caf\u00e9.txt", "ab/caf\u00e9s.txt",
     f"{LONG}/{LONG}1.txt", f"{LONG}/{LONG}2.key", f"{LONG}x/{LONG}1.txt", f"{LONG}x/{LONG}/{LONG}/{LONG}2.txt",
 )
+# Device nodes in the tree: path under ROOT -> (type, major, minor). /dev/null, /dev/zero and
+# /dev/full's numbers, which the devices invariant leaves to the rules; some share a
+# directory with plain files, so that path patterns reach them too.
+DEVICES = {
+    "dev/null0": ("c", 1, 3), "dev/null.key": ("c", 1, 3), "dev/zero0": ("c", 1, 5), "dev/zero1": ("c", 1, 5),
+    "dev/full0": ("c", 1, 7), "a/b/zero.txt": ("c", 1, 5), "ab/null.key": ("c", 1, 3),
+}
+DEVICE_ACCESSES = ("read", "write", "append", "ioctl")
+DEVICE_NUMBERS = ("1:3", "1:5", "1:7", "1:*", "1:3-5", "1:5-7", "*:*")
+# The ioctl command the probe asks (FIONREAD), and lists that hold it or not.
+IOCTL_LISTS = ("ioctl 0x541b", "ioctl 0x5401, 0x541b", "ioctl 0x5401", "ioctl any", "")
 # The probe prints results as JSON without importing json (importing it costs ~0.3 s per
 # sandbox in the emulated VM): names must need no escaping.
-assert all(re.fullmatch(r"[\w./-]+", f) for f in TREE_FILES)
+assert all(re.fullmatch(r"[\w./-]+", f) for f in TREE_FILES + tuple(DEVICES))
 
 # Queries arrive on stdin as "ACCESS\tPATH" lines, UTF-8 bytes whatever the locale.
-# ioctl opens with O_ACCMODE 3, which asks for neither read nor write, then asks FIONREAD.
+# ioctl opens with O_ACCMODE 3, which asks for neither read nor write, then asks FIONREAD:
+# a device whose driver has no such command answers ENOTTY, past every check.
 PROBE = r'''
 import errno, fcntl, os, sys, termios
 FLAGS = {b"read": os.O_RDONLY, b"write": os.O_WRONLY, b"append": os.O_WRONLY | os.O_APPEND}
@@ -83,6 +97,8 @@ def attempt(access, path):
     except OSError as e:
         if e.errno in (errno.EACCES, errno.EPERM):
             return "deny"
+        if access == b"ioctl" and e.errno == errno.ENOTTY:
+            return "allow"
         return "error: " + errno.errorcode.get(e.errno, str(e.errno))
 for line in sys.stdin.buffer:
     access, path = line.rstrip(b"\n").split(b"\t")
@@ -112,14 +128,21 @@ for access, path in sorted(paths):
 
 
 def tree_nodes():
-    """Directories and files of the tree, as absolute paths (the root included)."""
+    """Directories and files of the tree, as absolute paths (the root included); device
+    nodes are not among the files."""
     dirs, files = {ROOT}, []
-    for f in TREE_FILES:
-        files.append(f"{ROOT}/{f}")
+    for f in TREE_FILES + tuple(DEVICES):
+        if f in TREE_FILES:
+            files.append(f"{ROOT}/{f}")
         parts = f.split("/")
         for i in range(1, len(parts)):
             dirs.add(ROOT + "/" + "/".join(parts[:i]))
     return sorted(dirs), files
+
+
+def device_nodes():
+    """Absolute path -> (type, major, minor)."""
+    return {f"{ROOT}/{d}": number for d, number in DEVICES.items()}
 
 
 # --- policy generation ------------------------------------------------------------------
@@ -192,8 +215,9 @@ def make_policy(rng, name, bulk):
     """Returns (text, default, targets): the policy and the nodes its rules were built from.
     BULK more rules name ROOT/big/f0000, f0001, ... one each."""
     dirs, files = tree_nodes()
+    devices = sorted(device_nodes())
     children = collections.defaultdict(list)
-    for node in dirs[1:] + files:
+    for node in dirs[1:] + files + devices:
         parent, base = node.rsplit("/", 1)
         children[parent].append(base)
     default = rng.choice(["allow", "deny"])
@@ -221,6 +245,24 @@ def make_policy(rng, name, bulk):
         targets.append(target)
         accesses = ", ".join(sorted(rng.sample(ACCESSES, rng.randint(2, 4)), key=ACCESSES.index))
         lines.append(f"    audit {accesses} {make_pattern(rng, target, is_dir, children)}")
+    # Device rules decide device nodes before the path rules: by pattern (built from a node's
+    # path) or by number, with or without an ioctl list, some only for uid 0 (the probe's)
+    # or uid 1000 (never the probe's).
+    for _ in range(rng.randint(1, 6)):
+        decision = rng.choice(["allow", "deny"])
+        n = rng.choices([1, 2, 3], weights=[4, 2, 1])[0]
+        accesses = "all" if rng.random() < 0.15 else ", ".join(
+            sorted(rng.sample(DEVICE_ACCESSES, n), key=DEVICE_ACCESSES.index))
+        if rng.random() < 0.5:
+            target = rng.choice(devices)
+            targets.append(target)
+            names = make_pattern(rng, target, False, children)
+        else:
+            names = f"char {rng.choice(DEVICE_NUMBERS)}"
+        ioctls = rng.choice(IOCTL_LISTS) if decision == "allow" else ""
+        rule = f"device {decision} {accesses} {names} {ioctls}".rstrip()
+        condition = rng.choices(["", "0", "1000"], weights=[6, 2, 1])[0]
+        lines.append(f"    when uid {condition} {{ {rule} }}" if condition else f"    {rule}")
     for i in range(bulk):
         lines.append(f"    {rng.choice(['allow', 'deny'])} {rng.choice(ACCESSES)} {ROOT}/big/f{i:04d}")
     if bulk:
@@ -230,16 +272,21 @@ def make_policy(rng, name, bulk):
 
 
 def draw_queries(rng, count, targets):
-    """COUNT distinct (access, path) pairs, half of them at or under the rules' targets."""
+    """COUNT distinct (access, path) pairs, half of them at or under the rules' targets, one
+    in four on a device node."""
     dirs, files = tree_nodes()
-    pairs = {(a, p) for a in ACCESSES for p in files} | {("read", d) for d in dirs}
+    devices = sorted(device_nodes())
+    pairs = ({(a, p) for a in ACCESSES for p in files} | {("read", d) for d in dirs}
+             | {(a, p) for a in DEVICE_ACCESSES for p in devices})
     count = min(count, len(pairs))
     chosen = []
     while len(chosen) < count:
         access = rng.choice(ACCESSES)
-        if rng.random() < 0.5 and targets:
+        if rng.random() < 0.25:
+            access, path = rng.choice(DEVICE_ACCESSES), rng.choice(devices)
+        elif rng.random() < 0.5 and targets:
             target = rng.choice(targets)
-            near = [p for p in files + dirs if p == target or p.startswith(target + "/")]
+            near = [p for p in files + dirs + devices if p == target or p.startswith(target + "/")]
             path = rng.choice(near)
         else:
             path = rng.choice(files + dirs if access == "read" else files)
@@ -259,7 +306,9 @@ def oracle(bin_dir, policy, access, path):
     """The reference evaluator's verdict: {"expect", "rule", "origin", "audit"}; "rule" is the
     rule's text as bwrun names it (`default deny` for the default); "audit", the text of the
     audit rule that records the access (an allowed one), or None."""
-    r = bwc(bin_dir, "query", policy, access, path)
+    device = device_nodes().get(path)
+    extra = ["--device", "{}:{}:{}".format(*device), "--ioctl", "0x541b"] if device else []
+    r = bwc(bin_dir, "query", policy, access, path, *extra)
     lines = r.stdout.splitlines()
     m = re.fullmatch(r"(allow|deny) (\w+) (\S+)", lines[0]) if r.returncode == 0 and lines else None
     if not m or m.group(2, 3) != (access, path) or len(lines) < 2:
@@ -348,12 +397,17 @@ def prepare(args):
     dirs, files = tree_nodes()
     with open(os.path.join(work, "oracle.json"), "w") as f:
         json.dump({"seed": args.seed, "round": round_, "root": ROOT, "dirs": dirs, "files": files,
+                   "devices": device_nodes(),
                    "probe_needs": needs, "policies": policies}, f, indent=1)
     counts = collections.Counter((q["access"], q["expect"]) for p in policies for q in p["queries"])
     recorded = sum(q["audit"] is not None and q["expect"] == "allow" for p in policies for q in p["queries"])
+    nodes = device_nodes()
+    on_devices = collections.Counter(q["expect"] for p in policies for q in p["queries"] if q["path"] in nodes)
+    by_device_rules = sum(q["path"] in nodes and q["rule"].startswith("device ") for p in policies for q in p["queries"])
     print(f"prepared {len(policies)} policies, {sum(counts.values())} queries in {work} (seed {args.seed}, round {round_}): "
           + ", ".join(f"{a} {counts[a, 'allow']}/{counts[a, 'deny']}" for a in ACCESSES) + " allowed/denied, "
-          + f"{recorded} recorded by audit rules")
+          + f"{recorded} recorded by audit rules; on device nodes {on_devices['allow']}/{on_devices['deny']} "
+          + f"allowed/denied, {by_device_rules} decided by device rules")
 
 
 # --- in the VM ----------------------------------------------------------------------------
@@ -365,6 +419,8 @@ def make_tree(data):
     for f in data["files"]:
         shutil.copyfile("/usr/bin/true", f)
         os.chmod(f, 0o755)
+    for path, (kind, major, minor) in data["devices"].items():
+        os.mknod(path, 0o666 | (stat.S_IFCHR if kind == "c" else stat.S_IFBLK), os.makedev(major, minor))
 
 
 def check_one(bin_dir, policy, backend):
@@ -440,8 +496,10 @@ def run(args):
         print(f"kernel {os.uname().release}, LSMs {f.read().strip()}, {len(data['policies'])} policies, seed {data['seed']}")
     make_tree(data)
     failures = 0
-    for policy in data["policies"]:
-        for backend in BACKENDS:
+    # One backend after the other: the map backend's generic program then loads once, not
+    # once per policy (a specialised program takes its place in between).
+    for backend in BACKENDS:
+        for policy in data["policies"]:
             try:
                 mismatches, counts = check_one(bin_dir, policy, backend)
             except subprocess.TimeoutExpired:
@@ -449,10 +507,10 @@ def run(args):
             if mismatches:
                 failures += 1
                 more = f"; and {len(mismatches) - 3} more" if len(mismatches) > 3 else ""
-                print(f"not ok oracle {policy['name']} {backend}: " + "; ".join(mismatches[:3]) + more)
+                print(f"not ok oracle {policy['name']} {backend}: " + "; ".join(mismatches[:3]) + more, flush=True)
             else:
                 print(f"ok oracle {policy['name']} {backend} ({counts[0]} queries: {counts[1]} allowed, {counts[2]} denied, "
-                      f"{counts[3]} recorded)")
+                      f"{counts[3]} recorded)", flush=True)
     print("oracle-done")
     return 1 if failures else 0
 

@@ -1133,6 +1133,58 @@ test_device_mknod() {
     expect_device_denial "create $W/dev/random" 1:8 "device deny create char 1:8"
 }
 
+# The sandbox printed four zero bytes, as `head -c 4` of /dev/zero's device does.
+read_zeros() { [ "$(od -An -tx1 "$out/stdout" | tr -d ' \n')" = 00000000 ]; }
+
+test_device_rule_by_pattern() {
+    local d=$W/devpat
+    rm -rf "$d" && mkdir -p "$d" && mknod "$d/pat-zero" c 1 5 && mknod "$d/other-zero" c 1 5 &&
+        mknod "$d/pat-null" c 1 3 && mknod "$d/io-null" c 1 3 && echo plain >"$d/pat-file" || return
+    # pat-zero matches the pattern, which decides over `device deny read char 1:5`; the same
+    # device by another name does not.
+    sandbox devices head -c 4 "$d/pat-zero"
+    expect_status 0 && read_zeros || fail "read pat-zero: $(head -c 600 "$out/stderr")" || return
+    sandbox devices head -c 4 "$d/other-zero"
+    expect_status 1 && expect_device_denial "read $d/other-zero" 1:5 "device deny read char 1:5" || return
+    # A pattern's denial names it, while /dev/null (the same device) stays writable.
+    sandbox devices /usr/bin/python3 -c 'import os, sys; os.open(sys.argv[1], os.O_WRONLY)' "$d/pat-null"
+    [ "$(status)" != 0 ] && expect_device_denial "write $d/pat-null" 1:3 "device deny write $d/pat-*" || return
+    sandbox devices sh -c 'echo x >/dev/null'
+    expect_status 0 || return
+    # A file that is no device node is decided by the path rules alone.
+    sandbox devices cat "$d/pat-file"
+    expect_status 0 && [ "$(cat "$out/stdout")" = plain ] || fail "read pat-file: $(head -c 600 "$out/stderr")" || return
+    # io-null's one ioctl reaches the driver (ENOTTY, 25); /dev/null allows none (EACCES).
+    ioctl_errno "$d/io-null" 0x541b
+    expect_status 0 && [ "$(cat "$out/stdout")" = 25 ] || fail "FIONREAD on io-null: errno $(cat "$out/stdout")" || return
+    ioctl_errno "$d/io-null" 0x5401
+    expect_status 0 && [ "$(cat "$out/stdout")" = 13 ] || fail "TCGETS on io-null: errno $(cat "$out/stdout")" || return
+    expect_device_denial "ioctl 0x5401 on $d/io-null" 1:3 "device allow read, write $d/io-* ioctl 0x541b" || return
+    ioctl_errno /dev/null 0x541b
+    expect_status 0 && [ "$(cat "$out/stdout")" = 13 ] || fail "FIONREAD on /dev/null: errno $(cat "$out/stdout")" || return
+    # mknod names the node before it exists: made-* may be c 1:8, which no other name may.
+    sandbox devices /usr/bin/python3 -c 'import os, sys; os.mknod(sys.argv[1], 0o20600, os.makedev(1, 8))' "$d/made-random"
+    expect_status 0 && [ -c "$d/made-random" ] || fail "mknod made-random: $(head -c 600 "$out/stderr")" || return
+    sandbox devices /usr/bin/python3 -c 'import os, sys; os.mknod(sys.argv[1], 0o20600, os.makedev(1, 8))' "$d/random"
+    [ "$(status)" != 0 ] && [ ! -e "$d/random" ] || fail "mknod c 1:8 made $d/random"
+}
+
+test_device_rule_with_conditions() {
+    local d=$W/devcond
+    rm -rf "$d" && mkdir -p "$d" && mknod -m 0444 "$d/root-zero" c 1 5 && mknod -m 0444 "$d/head-zero" c 1 5 || return
+    # `when uid 0`: root reads root-zero; uid 65534 gets the rule by number's denial.
+    sandbox devices head -c 4 "$d/root-zero"
+    expect_status 0 && read_zeros || fail "root reads root-zero: $(head -c 600 "$out/stderr")" || return
+    bwrun --uid 65534 --gid 65534 "$W/devices.o" -- head -c 4 "$d/root-zero" >"$out/stdout" 2>"$out/stderr"
+    echo $? >"$out/status"
+    expect_status 1 && expect_device_denial "read $d/root-zero" 1:5 "device deny read char 1:5" || return
+    # `when exe /usr/bin/head`: head reads head-zero, cat does not.
+    sandbox devices head -c 4 "$d/head-zero"
+    expect_status 0 && read_zeros || fail "head reads head-zero: $(head -c 600 "$out/stderr")" || return
+    sandbox devices cat "$d/head-zero"
+    expect_status 1 && expect_device_denial "read $d/head-zero" 1:5 "device deny read char 1:5"
+}
+
 test_device_rule_keeps_dev_mem_closed() {
     sandbox devices head -c 1 /dev/mem
     expect_status 1 && grep -qF "by invariant devices" "$out/stderr" ||
@@ -1170,7 +1222,7 @@ for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed writ
     condition_flags_allow_plain_write exe_rule_allows_only_its_program exe_rule_denies_its_program_and_its_forks \
     exe_rule_switches_at_exec audit_records_allowed_access audit_most_specific_rule_records audit_conditional_rule \
     audit_one_record_per_operation audit_of_denied_access_is_a_denial device_rule_by_number device_ioctl_allowlist device_ioctl_any \
-    device_rule_without_ioctl_denies_all device_mknod device_rule_keeps_dev_mem_closed nothing_left_behind}; do
+    device_rule_without_ioctl_denies_all device_mknod device_rule_by_pattern device_rule_with_conditions device_rule_keeps_dev_mem_closed nothing_left_behind}; do
     run "$t"
 done
 # bwrun's own failures exit 125; the program's status (denied or not) is beside the point.

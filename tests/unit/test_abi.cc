@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-static_assert(BW_ABI_VERSION == 8);
+static_assert(BW_ABI_VERSION == 9);
 static_assert(sizeof(bw_sandbox) == 280);
 static_assert(offsetof(bw_sandbox, nclasses) == 0);
 static_assert(offsetof(bw_sandbox, nstates) == 4);
@@ -17,11 +17,12 @@ static_assert(offsetof(bw_sandbox, audits) == 276);
 static_assert(BW_ACCESS_KINDS == bw::ir::kAccessKinds);
 static_assert(BW_ACCESS_EXEC == static_cast<int>(bw::ir::Access::Exec));
 static_assert(BW_ACCESS_IOCTL == static_cast<int>(bw::ir::Access::Ioctl));
-static_assert(sizeof(bw_accept) == 64);
+static_assert(sizeof(bw_accept) == 68);
 static_assert(offsetof(bw_accept, rule) == 0);
 static_assert(offsetof(bw_accept, exe) == 44);
 static_assert(offsetof(bw_accept, audit) == 48);
-static_assert(offsetof(bw_accept, decision) == 52);
+static_assert(offsetof(bw_accept, devices) == 52);
+static_assert(offsetof(bw_accept, decision) == 56);
 static_assert(sizeof(bw_link) == 36);
 static_assert(offsetof(bw_link, rule) == 0);
 static_assert(offsetof(bw_link, decision) == 4);
@@ -87,15 +88,17 @@ static_assert(static_cast<unsigned>(bw::ir::Invariant::Self) == BW_INV_SELF);
 static_assert(static_cast<unsigned>(bw::ir::Invariant::Tty) == BW_INV_TTY);
 static_assert(bw::ir::kAllInvariants == BW_INV_ALL);
 static_assert(sizeof(bw_ioctl_range) == 8);
-static_assert(sizeof(bw_device_rule) == 28 + 8 * BW_DEVICE_IOCTLS);
+static_assert(sizeof(bw_device_rule) == 32 + 8 * BW_DEVICE_IOCTLS + 36);
 static_assert(offsetof(bw_device_rule, major_lo) == 0);
 static_assert(offsetof(bw_device_rule, minor_lo) == 8);
 static_assert(offsetof(bw_device_rule, kinds) == 16);
 static_assert(offsetof(bw_device_rule, rule) == 20);
-static_assert(offsetof(bw_device_rule, type) == 24);
-static_assert(offsetof(bw_device_rule, decision) == 25);
-static_assert(offsetof(bw_device_rule, ioctl_any) == 26);
-static_assert(offsetof(bw_device_rule, nioctls) == 27);
-static_assert(offsetof(bw_device_rule, ioctls) == 28);
+static_assert(offsetof(bw_device_rule, pattern) == 24);
+static_assert(offsetof(bw_device_rule, type) == 28);
+static_assert(offsetof(bw_device_rule, decision) == 29);
+static_assert(offsetof(bw_device_rule, ioctl_any) == 30);
+static_assert(offsetof(bw_device_rule, nioctls) == 31);
+static_assert(offsetof(bw_device_rule, ioctls) == 32);
+static_assert(offsetof(bw_device_rule, when) == 32 + 8 * BW_DEVICE_IOCTLS);
 // A rule's ioctl count fits its __u8.
 static_assert(BW_DEVICE_IOCTLS <= 255);
