@@ -22,7 +22,11 @@
 static int bw_device_rules(__u64 cgid, void **rules);
 static const struct bw_device_rule *bw_device_rule_at(void *rules, __u32 i);
 
-/* A scan of the device rules for the first that decides `kind` on the device. */
+/*
+ * One scan of the device rules for every kind an access asks: each kind is decided by the
+ * first rule that matches the device and has it. One scan, rather than one per kind, keeps
+ * the verifier's work small: it checks the callback once.
+ */
 struct bw_device_scan {
 	void *rules;
 	struct bw_chain chain; /* what the rules' conditions see */
@@ -30,10 +34,12 @@ struct bw_device_scan {
 	__u32 type;  /* 'c' or 'b' */
 	__u32 major;
 	__u32 minor;
-	__u32 kind;
-	__u32 cmd;   /* the ioctl command, when kind is BW_ACCESS_IOCTL */
-	__u32 decision; /* BW_DECISION_NONE while nothing matched */
-	__u32 rule;
+	__u32 cmd;   /* the ioctl command, when the access is ioctl */
+	__u32 open;  /* the kinds asked that no rule has decided yet */
+	__u32 allowed;
+	__u32 denied;
+	__u32 kind;  /* the lowest kind denied, */
+	__u32 rule;  /* and the rule that denied it */
 };
 
 static __always_inline int bw_ioctl_listed(const struct bw_device_rule *r, __u32 cmd)
@@ -49,25 +55,43 @@ static __always_inline int bw_ioctl_listed(const struct bw_device_rule *r, __u32
 	return 0;
 }
 
+static __always_inline void bw_device_denied(struct bw_device_scan *s, __u32 kinds, __u32 rule)
+{
+	__u32 lowest = bw_first_kind(kinds);
+
+	if (!s->denied || lowest < s->kind) {
+		s->kind = lowest;
+		s->rule = rule;
+	}
+	s->denied |= kinds;
+}
+
 static long bw_device_scan_step(__u64 i, void *ctx)
 {
 	struct bw_device_scan *s = ctx;
 	const struct bw_device_rule *r;
+	__u32 mine;
 
 	r = bw_device_rule_at(s->rules, i);
 	if (!r)
 		return 1;
-	if (!(r->kinds & BW_KIND(s->kind)) || !bw_link_holds(&r->when, &s->chain))
+	mine = s->open & r->kinds;
+	if (!mine || !bw_link_holds(&r->when, &s->chain))
 		return 0;
 	if (r->pattern ? !(s->patterns & r->pattern)
 		       : r->type != s->type || s->major < r->major_lo || s->major > r->major_hi ||
 				 s->minor < r->minor_lo || s->minor > r->minor_hi)
 		return 0;
-	s->decision = r->decision;
-	s->rule = r->rule;
-	if (r->decision == BW_DECISION_ALLOW && s->kind == BW_ACCESS_IOCTL && !bw_ioctl_listed(r, s->cmd))
-		s->decision = BW_DECISION_DENY;
-	return 1;
+	s->open &= ~mine;
+	if (r->decision != BW_DECISION_ALLOW) {
+		bw_device_denied(s, mine, r->rule);
+	} else if ((mine & BW_KIND(BW_ACCESS_IOCTL)) && !bw_ioctl_listed(r, s->cmd)) {
+		bw_device_denied(s, BW_KIND(BW_ACCESS_IOCTL), r->rule);
+		s->allowed |= mine & ~BW_KIND(BW_ACCESS_IOCTL);
+	} else {
+		s->allowed |= mine;
+	}
+	return !s->open;
 }
 
 /*
@@ -140,27 +164,20 @@ static int bw_device_check(const struct bw_hook *h, const struct bw_device_node 
 		.major = a->dev >> MINORBITS,
 		.minor = a->dev & MINORMASK,
 		.cmd = a->cmd,
+		.open = *kinds & BW_ALL_KINDS,
 	};
-	__u32 k;
 
 	s.chain.open_flags = a->open_flags;
 	if (bw_device_rules(h->cgid, &s.rules) || bw_chain_init(&s.chain, a->dentry)) {
 		bw_device_report(h, n, bw_first_kind(*kinds), h->sandbox->default_rule);
 		return -EACCES;
 	}
-	for (k = 0; k < BW_ACCESS_KINDS; k++) {
-		if (!(*kinds & BW_KIND(k)))
-			continue;
-		s.kind = k;
-		s.decision = BW_DECISION_NONE;
-		bpf_loop(BW_MAX_DEVICE_RULES, bw_device_scan_step, &s, 0);
-		if (s.decision == BW_DECISION_DENY) {
-			bw_device_report(h, n, k, s.rule);
-			return -EACCES;
-		}
-		if (s.decision == BW_DECISION_ALLOW)
-			*kinds &= ~BW_KIND(k);
+	bpf_loop(BW_MAX_DEVICE_RULES, bw_device_scan_step, &s, 0);
+	if (s.denied) {
+		bw_device_report(h, n, s.kind, s.rule);
+		return -EACCES;
 	}
+	*kinds &= ~s.allowed;
 	return 0;
 }
 
