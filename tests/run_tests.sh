@@ -301,7 +301,10 @@ if [ "$rc" = 124 ] && grep -q "timeout" "$log/timeout.out"; then pass "[bwvm] --
 fi
 scripts/bwvm --kernel-arg rdinit=/no-such-init -- true >"$log/panic.out" 2>&1
 rc=$?
-if [ "$rc" = 125 ] && grep -q "panicked" "$log/panic.out"; then pass "[bwvm] a guest kernel panic is reported"; else
+if [ "$rc" = 125 ] && grep -q "booting again (attempt 2 of 2)" "$log/panic.out" &&
+    [ "$(grep -c "panicked" "$log/panic.out")" = 2 ]; then
+    pass "[bwvm] a guest kernel that panics while booting is booted again, then reported"
+else
     fail "[bwvm] panic: status $rc: $(tail -n 5 "$log/panic.out")"
 fi
 env PATH=/nonexistent /bin/bash scripts/bwvm -- true >"$log/noqemu.out" 2>&1
