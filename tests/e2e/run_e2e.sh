@@ -453,7 +453,8 @@ fail_closed_loop() {
         if cat $W/secret >/dev/null 2>&1; then touch $W/shared/leaked; fi; touch $W/shared/beat; done" \
         >"$out/stdout" 2>"$out/stderr" &
     pid=$!
-    wait_for "$W/shared/beat" || return 1
+    # The program may have to be loaded again first: seconds under emulation, more on a busy host.
+    wait_for "$W/shared/beat" 600 || return 1
     loop=$(cat "$W/shared/loop.pid")
 }
 
