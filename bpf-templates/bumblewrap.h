@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 9
+#define BW_ABI_VERSION 10
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -95,6 +95,9 @@ enum bw_event_op {
  * the sandbox's automaton maps are in place, so a hit always has a whole policy.
  */
 struct bw_sandbox {
+	__u64 id;               /* the cgroup id of the sandbox this entry belongs to: a nested
+				 * sandbox's cgroup has its enclosing sandbox's entry, under its own
+				 * key, in the enclosing sandbox's program */
 	__u32 nclasses;         /* byte classes: width of a transition row */
 	__u32 nstates;
 	__u32 default_decision; /* enum bw_decision */

@@ -73,10 +73,16 @@ static __always_inline __u64 bw_task_cgroup_id(const struct task_struct *task)
 	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 }
 
-/* Whether `task` is outside the sandbox whose cgroup is `cgid`. */
-static __always_inline int bw_outside(__u64 cgid, const struct task_struct *task)
+/*
+ * Whether `task` is outside `sandbox`: its cgroup has no entry in this program, or the entry
+ * of another sandbox. A nested sandbox's processes are inside the sandbox that encloses it.
+ */
+static __always_inline int bw_outside(const struct bw_sandbox *sandbox, const struct task_struct *task)
 {
-	return bw_task_cgroup_id(task) != cgid;
+	__u64 cgid = bw_task_cgroup_id(task);
+	const struct bw_sandbox *other = bpf_map_lookup_elem(&bw_sandboxes, &cgid);
+
+	return !other || other->id != sandbox->id;
 }
 
 /*

@@ -19,11 +19,13 @@
 SEC("lsm/task_kill")
 int BPF_PROG(bw_inv_task_kill, struct task_struct *p, void *info, int sig, const void *cred, int ret)
 {
+	const struct bw_sandbox *sandbox;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_SIGNAL) || !bw_outside(cgid, p))
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_SIGNAL);
+	if (!sandbox || !bw_outside(sandbox, p))
 		return 0;
 	bw_report_op(cgid, BW_OP_SIGNAL, BW_INV_SIGNAL, BPF_CORE_READ(p, tgid), sig, p->comm, 0);
 	return -EPERM;
@@ -32,11 +34,13 @@ int BPF_PROG(bw_inv_task_kill, struct task_struct *p, void *info, int sig, const
 SEC("lsm/ptrace_access_check")
 int BPF_PROG(bw_inv_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
 {
+	const struct bw_sandbox *sandbox;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_PTRACE) || !bw_outside(cgid, child))
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_PTRACE);
+	if (!sandbox || !bw_outside(sandbox, child))
 		return 0;
 	/* Reads of /proc/PID/stat and the like ask quietly; only what the kernel would audit is reported. */
 	if (!(mode & PTRACE_MODE_NOAUDIT))
@@ -47,11 +51,13 @@ int BPF_PROG(bw_inv_ptrace_access_check, struct task_struct *child, unsigned int
 SEC("lsm/ptrace_traceme")
 int BPF_PROG(bw_inv_ptrace_traceme, struct task_struct *parent, int ret)
 {
+	const struct bw_sandbox *sandbox;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_PTRACE) || !bw_outside(cgid, parent))
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_PTRACE);
+	if (!sandbox || !bw_outside(sandbox, parent))
 		return 0;
 	bw_report_op(cgid, BW_OP_PTRACE, BW_INV_PTRACE, BPF_CORE_READ(parent, tgid), 0, parent->comm, 0);
 	return -EPERM;

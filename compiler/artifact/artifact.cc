@@ -336,6 +336,13 @@ std::variant<std::monostate, Error> write(const std::string& path, std::span<con
     return std::monostate{};
 }
 
+std::uint64_t program_id(std::span<const std::byte> elf)
+{
+    std::uint64_t id = 1469598103934665603ull;
+    fnv1a(id, elf.data(), elf.size());
+    return id;
+}
+
 bool is_elf_file(const std::string& path)
 {
     char head[SELFMAG] = {};

@@ -21,7 +21,7 @@
 
 namespace bw::artifact {
 
-inline constexpr std::uint32_t kFormatVersion = 10;
+inline constexpr std::uint32_t kFormatVersion = 11;
 inline constexpr const char* kSectionName = ".bw.policy";
 
 // The compiler backend that produced the program. Both fill the same map tables.
@@ -78,6 +78,9 @@ struct Artifact {
 };
 
 std::variant<Artifact, Error> read(const std::string& path);
+
+// An id for a BPF object that has no policy section (the generic program nested sandboxes use).
+std::uint64_t program_id(std::span<const std::byte> elf);
 
 // Whether the file starts with the ELF magic: an artifact rather than policy text.
 bool is_elf_file(const std::string& path);

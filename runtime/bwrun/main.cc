@@ -4,7 +4,8 @@
 //
 // The parts: options (command line), credentials (whose the program runs as), spawn
 // (clone3 into the cgroup, then exec), supervise (denials, signals), watchdog (fail closed
-// when bwrun dies), setuid (the unprivileged path), vm (--vm).
+// when bwrun dies), setuid (the unprivileged path), vm (--vm), nesting (bwrun inside a
+// sandbox: the outermost bwrun's broker, and the nested bwrun's requests to it).
 #include "artifact/artifact.h"
 #include "cgroup.h"
 #include "cleanup.h"
@@ -12,6 +13,8 @@
 #include "enforcer.h"
 #include "failure.h"
 #include "kernel_support.h"
+#include "nesting/broker.h"
+#include "nesting/client.h"
 #include "options.h"
 #include "registry.h"
 #include "setuid.h"
@@ -31,6 +34,8 @@
 #include <optional>
 #include <sys/fsuid.h>
 #include <sys/signalfd.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,8 +99,80 @@ int block_forwarded_signals()
     return fd;
 }
 
+void print_totals(const DenialReporter& reporter, const std::string& name, bool quiet)
+{
+    if (reporter.denials() > 0 && !quiet)
+        std::fprintf(stderr, "bwrun: %zu access%s denied in sandbox %s\n", reporter.denials(),
+                     reporter.denials() == 1 ? "" : "es", name.c_str());
+    if (reporter.recorded() > 0 && !quiet)
+        std::fprintf(stderr, "bwrun: %zu access%s recorded by audit rules in sandbox %s\n", reporter.recorded(),
+                     reporter.recorded() == 1 ? "" : "es", name.c_str());
+}
+
+// The nested sandbox's events, one a message, then the end of the stream once the broker
+// has ended the sandbox. False at the end.
+bool read_forwarded(int socket, DenialReporter& reporter)
+{
+    alignas(bw_event) std::byte buf[sizeof(bw_event)];
+    for (;;) {
+        const ssize_t n = recv(socket, buf, sizeof buf, MSG_DONTWAIT);
+        if (n > 0) {
+            DenialReporter::on_event(&reporter, buf, static_cast<std::size_t>(n));
+            continue;
+        }
+        return n < 0 && (errno == EAGAIN || errno == EINTR);
+    }
+}
+
+// bwrun inside a sandbox: the program runs in a nested sandbox that the outermost bwrun
+// (the broker) sets up, under both policies. Needs no privilege.
+int run_nested(const Options& o, const Invocation& inv, int broker)
+{
+    const auto read = artifact::read(o.artifact);
+    if (const auto* e = std::get_if<artifact::Error>(&read))
+        throw rt::Failure(e->message);
+    const auto& art = std::get<artifact::Artifact>(read);
+    if (!o.name.empty() && !rt::valid_sandbox_name(o.name))
+        throw rt::Failure(fmt::format("invalid sandbox name `{}`: use 1-64 letters, digits, `.`, `_` or `-`", o.name));
+    Launch launch{decide_credentials(o, inv.setuid_mode), o.cwd, apply_env_rules(inv.caller_env, o.env), {},
+                  inv.caller_umask, native_seccomp_filter(art.policy)};
+    launch.argv = program_argv(o, launch);
+    // The broker does what needs privilege: only root (not setuid) changes the program's ids.
+    launch.change_credentials = getuid() == 0 && geteuid() == 0;
+    if (!launch.change_credentials && (launch.credentials.uid != getuid() || launch.credentials.gid != getgid()))
+        throw rt::Failure("inside a sandbox, only root can run the program as another user");
+    if (inv.setuid_mode && drop_to(launch.credentials) != nullptr)
+        rt::fail_errno("cannot give up the setuid root rights");
+    nesting::set_broker_env(launch.env, broker);
+    const auto audit = open_audit(o.audit, false);
+    const int signal_fd = block_forwarded_signals();
+
+    nesting::NestedStart child(launch, inv.original_mask);
+    const auto granted = nesting::request(broker, o.name, o.artifact, child);
+    DenialReporter reporter(art.policy, granted.name, o.quiet, audit.get());
+    child.release();
+    std::vector<EventSource> sources{{granted.socket, [&] { return read_forwarded(granted.socket, reporter); }}};
+    const int status = supervise(child.pid(), child.pidfd(), signal_fd, sources, reporter);
+    // The broker ends the sandbox, sends what events are left and closes its end.
+    shutdown(granted.socket, SHUT_WR);
+    pollfd pfd{granted.socket, POLLIN, 0};
+    while (poll(&pfd, 1, -1) > 0 && read_forwarded(granted.socket, reporter)) {
+    }
+    close(granted.socket);
+    reporter.flush(true);
+    print_totals(reporter, granted.name, o.quiet);
+    return status;
+}
+
 int run(const Options& o, const Invocation& inv)
 {
+    if (const int broker = nesting::broker_socket(inv.caller_env); broker >= 0)
+        return run_nested(o, inv, broker);
+    if (const auto outer = nesting::enclosing_sandbox())
+        throw rt::Failure(fmt::format("bwrun runs inside sandbox {}, but {} is not set: a nested bwrun reaches its "
+                                      "sandbox's bwrun through the socket that names (was it removed from the "
+                                      "environment?)",
+                                      *outer, nesting::kBrokerEnv));
     if (o.vm && inv.setuid_mode)
         throw rt::Failure("--vm is refused when bwrun runs setuid root: it would start the VM runner, a script, "
                           "with root's rights; run scripts/bwvm -- bwrun ... yourself");
@@ -142,11 +219,15 @@ int run(const Options& o, const Invocation& inv)
     DenialReporter reporter(art.policy, name, o.quiet, audit.get());
     ring_buffer* ring = nullptr;
     std::optional<Watchdog> watchdog;
+    std::optional<nesting::Broker> broker;
     rt::SandboxRecord record{name, cgroup->path(), cgroup->id(), 0, getpid(), art.policy.ir.name, o.artifact,
-                             enforcer.pin_dir(), static_cast<std::int64_t>(std::time(nullptr))};
+                             enforcer.pin_dir(), static_cast<std::int64_t>(std::time(nullptr)), {}, {}};
 
     // Whatever happens from here, the sandbox ends with bwrun and leaves nothing behind.
     auto teardown = [&] {
+        // Nested sandboxes first: their policies sit in the programs this one's ending may unload.
+        if (broker)
+            broker->end_all();
         const bool ended = rt::end_sandbox(enforcer, *cgroup, name, record.supervisor_pid, lock.has_value());
         lock.reset();
         if (ring != nullptr) {
@@ -176,21 +257,30 @@ int run(const Options& o, const Invocation& inv)
         if (ring == nullptr)
             rt::fail_errno("cannot read the sandbox's denial ring buffer");
         watchdog.emplace(Watchdog::start(record, inv.setuid_mode));
+        // After the watchdog's fork: only the program inherits the broker's socket.
+        if (o.nesting) {
+            broker.emplace(record);
+            nesting::set_broker_env(launch.env, broker->child_end());
+        }
         record.main_pid = spawn_in_cgroup(*cgroup, launch, inv.original_mask, pidfd);
+        std::vector<EventSource> sources{
+            {ring_buffer__epoll_fd(ring), [&] { return ring_buffer__consume(ring) >= 0; }}};
+        if (broker) {
+            broker->close_child_end();
+            sources.push_back({broker->poll_fd(), [&] {
+                                   broker->service();
+                                   return true;
+                               }});
+        }
         rt::register_sandbox(record);
         lock.reset();
-        status = supervise(record.main_pid, pidfd, signal_fd, ring, reporter);
+        status = supervise(record.main_pid, pidfd, signal_fd, sources, reporter);
     } catch (...) {
         teardown();
         throw;
     }
     teardown();
-    if (reporter.denials() > 0 && !o.quiet)
-        std::fprintf(stderr, "bwrun: %zu access%s denied in sandbox %s\n", reporter.denials(),
-                     reporter.denials() == 1 ? "" : "es", name.c_str());
-    if (reporter.recorded() > 0 && !o.quiet)
-        std::fprintf(stderr, "bwrun: %zu access%s recorded by audit rules in sandbox %s\n", reporter.recorded(),
-                     reporter.recorded() == 1 ? "" : "es", name.c_str());
+    print_totals(reporter, name, o.quiet);
     return status;
 }
 

@@ -27,6 +27,7 @@ void usage(std::FILE* out)
         "  --setenv NAME=VALUE  set a variable of PROGRAM's environment\n"
         "  --unsetenv NAME      remove one\n"
         "  --clearenv           remove all (the three apply in the order given)\n"
+        "  --no-nesting         PROGRAM cannot start nested sandboxes (no BWRUN_BROKER)\n"
         "  --vm                 when this kernel cannot enforce policies, run the whole\n"
         "                       command in the VM runner (scripts/bwvm; stdin is not passed)\n"
         "\n"
@@ -36,6 +37,10 @@ void usage(std::FILE* out)
         "\n"
         "Signals sent to bwrun (HUP INT QUIT TERM USR1 USR2 ALRM WINCH CONT) go to PROGRAM.\n"
         "If bwrun is killed, a watchdog kills the sandbox; it stays confined until then.\n"
+        "\n"
+        "Nesting: bwrun run inside a sandbox starts PROGRAM in a nested sandbox, under both\n"
+        "policies; it needs no privilege. It asks the outermost bwrun through the socket\n"
+        "that BWRUN_BROKER (set in PROGRAM's environment after the rules above) names.\n"
         "\n"
         "Exit status: PROGRAM's status, 128+N if it was killed by signal N, 125 if\n"
         "bwrun itself failed, 126/127 if PROGRAM could not be executed / found, 2 for\n"
@@ -100,6 +105,8 @@ bool Parser::parse_option(Options& o, int& i)
     const std::string_view a = argv_[i];
     if (a == "--quiet") {
         o.quiet = true;
+    } else if (a == "--no-nesting") {
+        o.nesting = false;
     } else if (a == "--clearenv") {
         o.env.push_back({EnvRule::Kind::Clear, {}, {}});
     } else if (a == "--vm") {

@@ -30,6 +30,7 @@ struct Options {
     std::string cwd;
     std::vector<EnvRule> env;
     std::string audit;
+    bool nesting = true; // the program gets the nesting broker's socket
     bool vm = false;
     int vm_arg = 0;            // argv index of --vm, which the re-run in the VM leaves out
     std::vector<char*> command; // null-terminated; only the null when no PROGRAM was given

@@ -9,6 +9,7 @@
 #include <linux/audit.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -108,27 +109,19 @@ std::vector<std::string> program_argv(const Options& o, const Launch& launch)
     return {"/bin/sh"};
 }
 
-pid_t spawn_in_cgroup(const rt::Cgroup& cgroup, const Launch& launch, const sigset_t& old_mask, int& pidfd)
+void exec_program(const Launch& launch, const sigset_t& old_mask)
 {
     auto argv = pointers(launch.argv);
     auto env = pointers(launch.env);
-    clone_args args{};
-    args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
-    args.pidfd = reinterpret_cast<std::uintptr_t>(&pidfd);
-    args.exit_signal = SIGCHLD;
-    args.cgroup = static_cast<std::uint64_t>(cgroup.fd());
-    const long pid = syscall(SYS_clone3, &args, sizeof args);
-    if (pid < 0)
-        rt::fail_errno("cannot start the program inside cgroup " + cgroup.path() + " (clone3 needs Linux 5.7+)");
-    if (pid != 0)
-        return static_cast<pid_t>(pid);
-
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     umask(launch.umask);
+    // Without CAP_SYS_ADMIN (a nested bwrun run by a user), a filter needs no_new_privs.
+    if (!launch.seccomp.empty() && !launch.change_credentials && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        child_fail("cannot set no_new_privs for the policy's seccomp filter", errno, kExitFailure);
     // Before the drop: afterwards the child lacks CAP_SYS_ADMIN. The filter then applies to the drop and the exec.
     if (!launch.seccomp.empty() && install_seccomp(launch.seccomp) != 0)
         child_fail("cannot install the policy's seccomp filter", errno, kExitFailure);
-    if (const char* err = drop_to(launch.credentials)) {
+    if (const char* err = launch.change_credentials ? drop_to(launch.credentials) : nullptr) {
         const int drop_errno = errno;
         child_fail(launch.seccomp.empty() ? std::string(err)
                                           : std::string(err) + " (the policy's syscall rules apply from here)",
@@ -142,6 +135,21 @@ pid_t spawn_in_cgroup(const rt::Cgroup& cgroup, const Launch& launch, const sigs
     execvp(argv[0], argv.data());
     const int err = errno;
     child_fail(std::string("cannot run ") + argv[0], err, err == ENOENT ? kExitNotFound : kExitCannotExec);
+}
+
+pid_t spawn_in_cgroup(const rt::Cgroup& cgroup, const Launch& launch, const sigset_t& old_mask, int& pidfd)
+{
+    clone_args args{};
+    args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
+    args.pidfd = reinterpret_cast<std::uintptr_t>(&pidfd);
+    args.exit_signal = SIGCHLD;
+    args.cgroup = static_cast<std::uint64_t>(cgroup.fd());
+    const long pid = syscall(SYS_clone3, &args, sizeof args);
+    if (pid < 0)
+        rt::fail_errno("cannot start the program inside cgroup " + cgroup.path() + " (clone3 needs Linux 5.7+)");
+    if (pid != 0)
+        return static_cast<pid_t>(pid);
+    exec_program(launch, old_mask);
 }
 
 } // namespace bw::bwrun

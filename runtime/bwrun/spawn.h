@@ -26,6 +26,9 @@ struct Launch {
     std::vector<std::string> argv;   // PROGRAM and ARGS
     mode_t umask = 022;              // the caller's
     std::vector<sock_filter> seccomp; // the policy's filter for this architecture; empty: none
+    // Whether the child sets its credentials: bwrun runs as root. A nested bwrun run by a
+    // user leaves them, and sets no_new_privs for the filter instead.
+    bool change_credentials = true;
 };
 
 // The artifact's seccomp filter for the architecture bwrun runs on; empty when the policy has no syscall rule.
@@ -39,8 +42,11 @@ std::vector<std::string> apply_env_rules(std::vector<std::string> env, const std
 // passwd entry's, else /bin/sh.
 std::vector<std::string> program_argv(const Options& options, const Launch& launch);
 
-// Returns the child's pid and sets `pidfd`. The child restores `old_mask`, installs the seccomp filter while it
-// still has root's CAP_SYS_ADMIN (so without no_new_privs), drops to the program's credentials and execs.
+// In the child, once it is in its sandbox: restores `old_mask`, installs the seccomp filter while it still has
+// root's CAP_SYS_ADMIN (so without no_new_privs), drops to the program's credentials and execs.
+[[noreturn]] void exec_program(const Launch& launch, const sigset_t& old_mask);
+
+// Starts the program inside the cgroup (exec_program); returns the child's pid and sets `pidfd`.
 pid_t spawn_in_cgroup(const rt::Cgroup& cgroup, const Launch& launch, const sigset_t& old_mask, int& pidfd);
 
 } // namespace bw::bwrun

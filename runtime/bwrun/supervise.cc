@@ -102,12 +102,16 @@ void DenialReporter::flush(bool all)
         std::fflush(audit_);
 }
 
-int supervise(pid_t pid, int pidfd, int signal_fd, ring_buffer* ring, DenialReporter& reporter)
+int supervise(pid_t pid, int pidfd, int signal_fd, const std::vector<EventSource>& sources,
+              DenialReporter& reporter)
 {
     const int ep = epoll_create1(EPOLL_CLOEXEC);
     if (ep < 0)
         rt::fail_errno("epoll_create1");
-    for (const int fd : {pidfd, signal_fd, ring_buffer__epoll_fd(ring)}) {
+    std::vector<int> fds{pidfd, signal_fd};
+    for (const auto& source : sources)
+        fds.push_back(source.fd);
+    for (const int fd : fds) {
         epoll_event ev{};
         ev.events = EPOLLIN;
         ev.data.fd = fd;
@@ -120,8 +124,8 @@ int supervise(pid_t pid, int pidfd, int signal_fd, ring_buffer* ring, DenialRepo
             const auto left = std::chrono::ceil<std::chrono::milliseconds>(*at - std::chrono::steady_clock::now());
             timeout_ms = static_cast<int>(std::max<std::int64_t>(0, left.count()));
         }
-        epoll_event ev[4];
-        const int n = epoll_wait(ep, ev, 4, timeout_ms);
+        epoll_event ev[8];
+        const int n = epoll_wait(ep, ev, 8, timeout_ms);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -141,7 +145,10 @@ int supervise(pid_t pid, int pidfd, int signal_fd, ring_buffer* ring, DenialRepo
                 close(ep);
                 return status_of(info);
             } else {
-                ring_buffer__consume(ring);
+                const auto source = std::find_if(sources.begin(), sources.end(),
+                                                 [&](const EventSource& s) { return s.fd == fd; });
+                if (source != sources.end() && !source->ready())
+                    epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);
                 reporter.flush(false);
             }
         }

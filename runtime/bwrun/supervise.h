@@ -9,6 +9,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -52,8 +53,18 @@ private:
     std::size_t suppressed_ = 0;
 };
 
-// Waits for the program while reporting denials and relaying signals sent to bwrun.
-// Returns the program's status as a shell reports it (128+N when killed by signal N).
-int supervise(pid_t pid, int pidfd, int signal_fd, ring_buffer* ring, DenialReporter& reporter);
+// A descriptor that supervise() watches besides the program and the signals: a ring buffer,
+// the nesting broker, a nested sandbox's events. `ready` serves it when it is readable and
+// returns false once it has ended, to be watched no more.
+struct EventSource {
+    int fd;
+    std::function<bool()> ready;
+};
+
+// Waits for the program while serving `sources`, reporting denials and relaying signals
+// sent to bwrun. Returns the program's status as a shell reports it (128+N when killed by
+// signal N).
+int supervise(pid_t pid, int pidfd, int signal_fd, const std::vector<EventSource>& sources,
+              DenialReporter& reporter);
 
 } // namespace bw::bwrun

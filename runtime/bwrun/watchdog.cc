@@ -57,7 +57,7 @@ constexpr char kDismissed = 'd';
     }
     // bwrun is gone without cleaning up.
     try {
-        if (!rt::end_abandoned_sandbox(record, false)) {
+        if (!rt::end_recorded_sandbox(record, false)) {
             std::fprintf(stderr, "bwrun watchdog: bwrun died and processes of %s survived SIGKILL; the sandbox "
                                  "stays confined\n",
                          record.cgroup.c_str());

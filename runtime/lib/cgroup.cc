@@ -42,7 +42,16 @@ Cgroup Cgroup::create(const std::string& name)
     const std::string parent = find_cgroup2_mount() + "/" + kCgroupParent;
     if (mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST)
         fail_errno("cannot create cgroup " + parent);
-    const std::string path = parent + "/" + name;
+    return make(parent + "/" + name, name, false);
+}
+
+Cgroup Cgroup::create_in(const std::string& parent, const std::string& name)
+{
+    return make(parent + "/" + name, name, true);
+}
+
+Cgroup Cgroup::make(const std::string& path, const std::string& name, bool nested)
+{
     if (mkdir(path.c_str(), 0755) != 0) {
         if (errno == EEXIST)
             throw Failure("cgroup " + path + " already exists: a sandbox named `" + name +
@@ -57,10 +66,10 @@ Cgroup Cgroup::create(const std::string& name)
         fail_errno("cannot open cgroup " + path, err);
     }
     // On cgroup2 the directory's inode number is the cgroup id.
-    return Cgroup(path, fd, static_cast<std::uint64_t>(st.st_ino));
+    return Cgroup(path, fd, static_cast<std::uint64_t>(st.st_ino), nested);
 }
 
-std::optional<Cgroup> Cgroup::open_existing(const std::string& path, std::uint64_t id)
+std::optional<Cgroup> Cgroup::open_existing(const std::string& path, std::uint64_t id, bool nested)
 {
     const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct stat st{};
@@ -69,11 +78,11 @@ std::optional<Cgroup> Cgroup::open_existing(const std::string& path, std::uint64
             close(fd);
         return std::nullopt;
     }
-    return Cgroup(path, fd, id);
+    return Cgroup(path, fd, id, nested);
 }
 
 Cgroup::Cgroup(Cgroup&& o) noexcept
-    : path_(std::move(o.path_)), fd_(o.fd_), id_(o.id_), removed_(o.removed_)
+    : path_(std::move(o.path_)), fd_(o.fd_), id_(o.id_), nested_(o.nested_), removed_(o.removed_)
 {
     o.fd_ = -1;
     o.removed_ = true;
@@ -130,8 +139,10 @@ bool Cgroup::remove()
     if (ours && rmdir(path_.c_str()) != 0 && errno != ENOENT)
         return false;
     removed_ = true;
-    // The shared parent goes with the last sandbox; it stays while others use it.
-    rmdir(path_.substr(0, path_.rfind('/')).c_str());
+    // The shared parent goes with the last sandbox; it stays while others use it. A nested
+    // sandbox's parent is its enclosing sandbox's cgroup, which that sandbox removes.
+    if (!nested_)
+        rmdir(path_.substr(0, path_.rfind('/')).c_str());
     return true;
 }
 

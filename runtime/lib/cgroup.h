@@ -16,9 +16,11 @@ class Cgroup {
 public:
     // Creates <cgroup2>/bumblewrap/<name>; fails if it exists.
     static Cgroup create(const std::string& name);
+    // Creates a nested sandbox's cgroup, <parent>/<name>, inside its enclosing sandbox's.
+    static Cgroup create_in(const std::string& parent, const std::string& name);
     // The cgroup of a sandbox whose bwrun died; nullopt when it is gone or is no longer
     // the cgroup with this id (a new sandbox took the name).
-    static std::optional<Cgroup> open_existing(const std::string& path, std::uint64_t id);
+    static std::optional<Cgroup> open_existing(const std::string& path, std::uint64_t id, bool nested);
     Cgroup(Cgroup&&) noexcept;
     Cgroup& operator=(Cgroup&&) = delete;
     ~Cgroup();
@@ -34,12 +36,17 @@ public:
     bool remove();
 
 private:
-    Cgroup(std::string path, int fd, std::uint64_t id) : path_(std::move(path)), fd_(fd), id_(id) {}
+    Cgroup(std::string path, int fd, std::uint64_t id, bool nested)
+        : path_(std::move(path)), fd_(fd), id_(id), nested_(nested)
+    {
+    }
+    static Cgroup make(const std::string& path, const std::string& name, bool nested);
     bool populated() const;
 
     std::string path_;
     int fd_ = -1;
     std::uint64_t id_ = 0;
+    bool nested_ = false;
     bool removed_ = false;
 };
 

@@ -2,6 +2,7 @@
 
 #include "paths.h"
 
+#include <algorithm>
 #include <ctime>
 #include <fcntl.h>
 #include <optional>
@@ -71,26 +72,61 @@ void unload_if_unused(const std::string& pin_dir, std::chrono::seconds linger)
         unlink(ended_stamp(pin_dir).c_str());
 }
 
-bool end_abandoned_sandbox(const SandboxRecord& r, bool lock_held)
+namespace {
+
+// Removes the sandbox's entries from its program, and a nested one's aliases from its
+// enclosing sandboxes' programs; unloads its program if no sandbox is left there.
+void lift_policy(const SandboxRecord& r)
 {
-    // No cgroup (or another sandbox's under that name): none of its processes runs.
-    auto cgroup = Cgroup::open_existing(r.cgroup, r.cgroup_id);
+    for (const auto& alias : r.aliases) {
+        try {
+            Enforcer::reopen(alias).uninstall(r.cgroup_id);
+        } catch (const Failure&) {
+            // That program is no longer pinned: it holds no alias.
+        }
+    }
+    try {
+        auto enforcer = Enforcer::reopen(r.pin_dir);
+        enforcer.uninstall(r.cgroup_id);
+        enforcer.unload_if_unused();
+    } catch (const Failure&) {
+        // Its program is no longer pinned: nothing holds a policy to lift.
+    }
+}
+
+// The recorded sandboxes nested in `r`, deepest first.
+std::vector<SandboxRecord> nested_in(const SandboxRecord& r)
+{
+    std::vector<SandboxRecord> out;
+    for (auto& other : list_sandboxes()) {
+        if (other.cgroup.size() > r.cgroup.size() && other.cgroup.starts_with(r.cgroup + "/"))
+            out.push_back(std::move(other));
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.cgroup.size() > b.cgroup.size(); });
+    return out;
+}
+
+} // namespace
+
+bool end_recorded_sandbox(const SandboxRecord& r, bool lock_held)
+{
+    // No cgroup (or another sandbox's under that name): none of its processes runs. The
+    // kill reaches the processes of the sandboxes nested in it too.
+    auto cgroup = Cgroup::open_existing(r.cgroup, r.cgroup_id, !r.parent.empty());
     if (cgroup && !cgroup->kill_all(kKillTimeout))
         return false;
     std::optional<StateLock> lock;
     if (!lock_held)
         lock.emplace();
-    try {
-        auto enforcer = Enforcer::reopen(r.pin_dir);
-        enforcer.uninstall(r.cgroup_id);
-        if (cgroup)
-            cgroup->remove();
-        enforcer.unload_if_unused();
-    } catch (const Failure&) {
-        // Its program is no longer pinned: nothing holds a policy to lift.
-        if (cgroup)
-            cgroup->remove();
+    for (const auto& nested : nested_in(r)) {
+        lift_policy(nested);
+        if (auto inner = Cgroup::open_existing(nested.cgroup, nested.cgroup_id, true))
+            inner->remove();
+        unregister_sandbox(nested.name, nested.supervisor_pid);
     }
+    lift_policy(r);
+    if (cgroup)
+        cgroup->remove();
     unregister_sandbox(r.name, r.supervisor_pid);
     return true;
 }
@@ -99,7 +135,7 @@ std::vector<std::string> collect_orphans()
 {
     std::vector<std::string> stuck;
     for (const auto& r : list_sandboxes()) {
-        if (!supervisor_alive(r) && !end_abandoned_sandbox(r, true))
+        if (!supervisor_alive(r) && !end_recorded_sandbox(r, true))
             stuck.push_back(r.name);
     }
     return stuck;

@@ -29,9 +29,10 @@ inline constexpr std::chrono::seconds kLinger{10};
 bool end_sandbox(Enforcer& enforcer, Cgroup& cgroup, const std::string& name, pid_t supervisor_pid,
                  bool lock_held);
 
-// The same for a sandbox whose bwrun died, from what its record holds: needs no handle
-// of bwrun's. Its program may already be unpinned, its cgroup gone.
-bool end_abandoned_sandbox(const SandboxRecord& record, bool lock_held);
+// The same from what a sandbox's record holds, for one whose bwrun died and for a nested
+// one: needs no handle of bwrun's. Its program may already be unpinned, its cgroup gone.
+// The sandboxes nested in it end with it. Unloads its program if no sandbox is left there.
+bool end_recorded_sandbox(const SandboxRecord& record, bool lock_held);
 
 // Unpins (and so detaches) the program pinned at pin_dir if no sandbox uses it and none
 // ended in the last `linger`, under the StateLock. Nothing to do when it is already gone.

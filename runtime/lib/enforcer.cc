@@ -4,6 +4,8 @@
 #include "kernel_support.h"
 #include "paths.h"
 
+#include "backend_maps/backend_maps.h"
+
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -177,15 +179,23 @@ void attach_all(bpf_object* obj, const std::string& dir)
     }
 }
 
-void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
+// What load_and_pin loads: a policy's program, or the generic program of nested sandboxes.
+struct ProgramImage {
+    std::span<const std::byte> elf;
+    // A specialised program's own tables, filled before any hook is attached; null for the
+    // generic program, whose tables are per sandbox.
+    const MapTables* own_tables = nullptr;
+    std::string min_kernel; // for the message when the kernel refuses it
+};
+
+void load_and_pin(const ProgramImage& image, const std::string& dir)
 {
-    const auto& elf = artifact.elf;
     // A load that died half-way leaves pins without the sandbox table's: start over.
     remove_pins(dir);
     make_private_dir(dir);
 
     LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "bumblewrap");
-    bpf_object* obj = bpf_object__open_mem(elf.data(), elf.size(), &opts);
+    bpf_object* obj = bpf_object__open_mem(image.elf.data(), image.elf.size(), &opts);
     if (obj == nullptr) {
         const int err = errno;
         remove_pins(dir);
@@ -202,17 +212,15 @@ void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
             throw CannotEnforce(bpf_lsm_missing_message(lsms));
         fail_errno(fmt::format("cannot load the enforcement program on {} (run with LIBBPF_LOG=debug for the "
                                "verifier log)",
-                               running_kernel(artifact.policy.kernel.min_kernel)),
+                               running_kernel(image.min_kernel)),
                    -err);
     }
-    const bool specialised = artifact.policy.backend == artifact::Backend::C;
+    const bool specialised = image.own_tables != nullptr;
     // The generic program's per-sandbox decisions, or a specialised program's when they
     // were too many for code.
     const bool has_accepts = bpf_object__find_map_by_name(obj, kAccepts) != nullptr;
-    const auto& tables = artifact.policy.tables;
-    // A specialised program's tables are its own, shared by the sandboxes of its policy:
-    // filled before any hook is attached.
     if (specialised) {
+        const auto& tables = *image.own_tables;
         fill_program_array(obj, dir, kTrans, sizeof(std::uint32_t), tables.trans.size(), tables.trans.data());
         if (has_accepts)
             fill_program_array(obj, dir, kAccepts, sizeof(bw_accept), tables.accepts.size(), tables.accepts.data());
@@ -232,6 +240,15 @@ void load_and_pin(const artifact::Artifact& artifact, const std::string& dir)
     pin_map(obj, dir, kSandboxes);
     // The pins hold the program, maps and links; our handles can go.
     bpf_object__close(obj);
+}
+
+// Loads the program into `dir` unless a sandbox runs it there already.
+void load_once(const ProgramImage& image, const std::string& dir)
+{
+    ensure_bpffs();
+    make_private_dir(kPinRoot);
+    if (!is_loaded(dir))
+        load_and_pin(image, dir);
 }
 
 int create_inner_array(const char* name, std::uint32_t value_size, std::uint32_t entries, const void* values)
@@ -358,13 +375,21 @@ Enforcer Enforcer::open(const artifact::Artifact& artifact)
 {
     // One folder per program build, so different bumblewrap versions never share maps.
     const std::string dir = fmt::format("{}/abi{}-{:016x}", kPinRoot, BW_ABI_VERSION, artifact.program_id);
-    ensure_bpffs();
-    make_private_dir(kPinRoot);
-    if (!is_loaded(dir))
-        load_and_pin(artifact, dir);
+    const bool specialised = artifact.policy.backend == artifact::Backend::C;
+    load_once({artifact.elf, specialised ? &artifact.policy.tables : nullptr, artifact.policy.kernel.min_kernel}, dir);
     // The specialised program's transitions are its own; the map backend's are per sandbox.
-    if (artifact.policy.backend == artifact::Backend::C)
+    if (specialised)
         return Enforcer(dir, pinned(dir, kSandboxes), {}, pinned(dir, kEvents));
+    return Enforcer(dir, pinned(dir, kSandboxes), {pinned(dir, kTrans), pinned(dir, kAccepts), pinned(dir, kLinks)},
+                    pinned(dir, kEvents));
+}
+
+Enforcer Enforcer::open_nested(int depth, const std::string& min_kernel)
+{
+    const auto generic = embedded::generic_bpf;
+    const std::string dir = fmt::format("{}/abi{}-{:016x}-nest{}", kPinRoot, BW_ABI_VERSION,
+                                        artifact::program_id(generic), depth);
+    load_once({generic, nullptr, min_kernel}, dir);
     return Enforcer(dir, pinned(dir, kSandboxes), {pinned(dir, kTrans), pinned(dir, kAccepts), pinned(dir, kLinks)},
                     pinned(dir, kEvents));
 }
@@ -447,7 +472,9 @@ int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
             install_devices(pin_dir_, cgroup_id, t.devices);
         }
         put_inner(events_, cgroup_id, events, "event");
-        if (bpf_map_update_elem(sandboxes_, &cgroup_id, &t.sandbox, BPF_NOEXIST) != 0)
+        bw_sandbox sandbox = t.sandbox;
+        sandbox.id = cgroup_id;
+        if (bpf_map_update_elem(sandboxes_, &cgroup_id, &sandbox, BPF_NOEXIST) != 0)
             fail_errno("cannot register the sandbox");
     } catch (...) {
         uninstall(cgroup_id);
@@ -457,6 +484,46 @@ int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
     }
     close_tables();
     return events;
+}
+
+void Enforcer::install_alias(std::uint64_t alias, std::uint64_t existing)
+{
+    // Every per-sandbox map of this program, keyed by cgroup id, holds the existing
+    // sandbox's entry: an inner map, or a value. The sandbox entry, copied last, keeps the
+    // existing one's id. A specialised program's own tables are arrays, and stay as they are.
+    try {
+        for (const char* name : {kTrans, kAccepts, kLinks, kNet, kNetRules, kDevices, kEvents, kSandboxes}) {
+            const int fd = bpf_obj_get((pin_dir_ + "/" + name).c_str());
+            if (fd < 0)
+                continue; // the map backend's tables, in a specialised program
+            bpf_map_info info{};
+            std::uint32_t len = sizeof info;
+            bool ok = bpf_obj_get_info_by_fd(fd, &info, &len) == 0;
+            const bool per_sandbox = ok && info.key_size == sizeof existing &&
+                                     (info.type == BPF_MAP_TYPE_HASH || info.type == BPF_MAP_TYPE_HASH_OF_MAPS);
+            std::vector<std::byte> value(ok ? info.value_size : 0);
+            if (per_sandbox)
+                ok = bpf_map_lookup_elem(fd, &existing, value.data()) == 0;
+            if (per_sandbox && ok && info.type == BPF_MAP_TYPE_HASH_OF_MAPS) {
+                // A lookup from user space gives the inner map's id; an update takes its fd.
+                std::uint32_t id = 0;
+                std::memcpy(&id, value.data(), sizeof id);
+                const int inner = bpf_map_get_fd_by_id(id);
+                ok = inner >= 0 && bpf_map_update_elem(fd, &alias, &inner, BPF_NOEXIST) == 0;
+                if (inner >= 0)
+                    close(inner);
+            } else if (per_sandbox && ok) {
+                ok = bpf_map_update_elem(fd, &alias, value.data(), BPF_NOEXIST) == 0;
+            }
+            const int err = errno;
+            close(fd);
+            if (!ok)
+                fail_errno(fmt::format("cannot give the nested sandbox the entry of {} in {}", name, pin_dir_), err);
+        }
+    } catch (...) {
+        uninstall(alias);
+        throw;
+    }
 }
 
 void Enforcer::uninstall(std::uint64_t cgroup_id)

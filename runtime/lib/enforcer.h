@@ -39,6 +39,12 @@ public:
     // The pinned program of a sandbox whose bwrun died, to lift its policy once its
     // cgroup is empty. Call with the StateLock held.
     static Enforcer reopen(const std::string& pin_dir);
+    // The generic program that holds the policies of nested sandboxes `depth` levels deep
+    // (1: inside a top-level sandbox), loading and attaching it first if none runs. A
+    // nested sandbox's cgroup is decided by its own policy there and, through aliases, by
+    // each enclosing sandbox's in theirs: every program must allow an access. Call with the
+    // StateLock held; `min_kernel` names what the policy needs when the kernel refuses.
+    static Enforcer open_nested(int depth, const std::string& min_kernel);
     Enforcer(Enforcer&&) noexcept;
     Enforcer& operator=(Enforcer&&) = delete;
     ~Enforcer();
@@ -47,6 +53,9 @@ public:
     // never sees half a policy. Returns the fd of the sandbox's denial ring buffer.
     int install(std::uint64_t cgroup_id, const MapTables& tables);
     void uninstall(std::uint64_t cgroup_id);
+    // Decides cgroup `alias` (a nested sandbox's) as this program decides the sandbox
+    // `existing`, denials going to that sandbox's ring buffer; uninstall(alias) ends it.
+    void install_alias(std::uint64_t alias, std::uint64_t existing);
     // Unpins (and so detaches) everything when no sandbox is left. Call with the lock held.
     void unload_if_unused();
 

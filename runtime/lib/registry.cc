@@ -53,6 +53,10 @@ std::optional<SandboxRecord> read_record(const std::string& path)
             r.pin_dir = value;
         else if (key == "started")
             r.started = std::stoll(value);
+        else if (key == "parent")
+            r.parent = value;
+        else if (key == "alias")
+            r.aliases.push_back(value);
     }
     if (r.name.empty())
         return std::nullopt;
@@ -105,6 +109,10 @@ void register_sandbox(const SandboxRecord& r)
         out << "name=" << r.name << "\ncgroup=" << r.cgroup << "\ncgroup_id=" << r.cgroup_id
             << "\nmain_pid=" << r.main_pid << "\nsupervisor_pid=" << r.supervisor_pid << "\npolicy=" << r.policy
             << "\nartifact=" << r.artifact << "\npin_dir=" << r.pin_dir << "\nstarted=" << r.started << "\n";
+        if (!r.parent.empty())
+            out << "parent=" << r.parent << "\n";
+        for (const auto& alias : r.aliases)
+            out << "alias=" << alias << "\n";
         if (!out.flush())
             fail_errno("cannot write " + tmp);
     }

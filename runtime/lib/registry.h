@@ -20,6 +20,10 @@ struct SandboxRecord {
     std::string artifact;      // path of policy.o
     std::string pin_dir;       // the enforcer's pins, to lift the policy of an orphan
     std::int64_t started = 0;  // unix time
+    // A nested sandbox (bwrun inside a sandbox): the enclosing sandbox's name, and the pin
+    // folders of the enclosing sandboxes' programs, which decide its cgroup too.
+    std::string parent;
+    std::vector<std::string> aliases;
 };
 
 // Sandbox names become cgroup and file names: letters, digits, '.', '_', '-'; 1-64 bytes.

@@ -43,8 +43,12 @@ setup() {
     setup_conditions || return 1
     setup_exe || return 1
     setup_audit || return 1
+    setup_nesting || return 1
     for p in base only-a only-b paths conditions devices exe audit; do
         bwc "$here/policies/$p.bwp" --backend="$backend" -o "$W/$p.o" || return 1
+    done
+    for p in nest-outer nest-inner; do
+        bwc "$W/$p.bwp" --backend="$backend" -o "$W/$p.o" || return 1
     done
     # A policy that denies nothing: the specialised program then has no hook at all.
     printf 'policy "allow-all" {\n    default allow\n}\n' >"$W/allow-all.bwp"
@@ -363,7 +367,11 @@ test_run_cwd() {
 test_run_env_rules() {
     A=outer bwrun --clearenv --setenv A=1 --setenv PATH=/usr/bin --unsetenv A --setenv B=x=y "$W/base.o" -- \
         /usr/bin/env >"$out/stdout" 2>"$out/stderr"
-    [ "$(cat "$out/stdout")" = "$(printf 'PATH=/usr/bin\nB=x=y')" ] || fail "env: $(cat "$out/stdout" "$out/stderr")"
+    # The nesting broker's variable is set after the rules, so that a nested bwrun finds it.
+    [ "$(grep -v '^BWRUN_BROKER=[0-9]*$' "$out/stdout")" = "$(printf 'PATH=/usr/bin\nB=x=y')" ] &&
+        [ "$(grep -c '^BWRUN_BROKER=' "$out/stdout")" = 1 ] || fail "env: $(cat "$out/stdout" "$out/stderr")"
+    bwrun --no-nesting --clearenv "$W/base.o" -- /usr/bin/env >"$out/stdout" 2>"$out/stderr"
+    [ ! -s "$out/stdout" ] || fail "env with --no-nesting --clearenv: $(cat "$out/stdout" "$out/stderr")"
     KEEP=kept DROP=dropped bwrun --unsetenv DROP --setenv KEEP=changed "$W/base.o" -- /usr/bin/env >"$out/stdout"
     grep -qx KEEP=changed "$out/stdout" && ! grep -q DROP "$out/stdout" && grep -q '^PATH=' "$out/stdout" ||
         fail "env kept: $(cat "$out/stdout")"
@@ -1192,6 +1200,141 @@ test_device_rule_keeps_dev_mem_closed() {
         fail "/dev/mem not denied by the invariant: $(head -c 600 "$out/stderr")"
 }
 
+# --- nesting: bwrun inside a sandbox ---
+
+# The outer policy runs bwrun; the inner one is narrower in one place and wider in another.
+setup_nesting() {
+    mkdir -p "$W/nest"
+    echo "both content" >"$W/nest/both"
+    echo "inner-denied content" >"$W/nest/inner-denied"
+    echo "outer-denied content" >"$W/nest/outer-denied"
+    local common
+    common="    allow read, exec /usr/
+    allow read, exec $bin/
+    allow read /etc/ld.so.cache
+    allow read /etc/passwd
+    allow read /etc/group
+    allow read /etc/nsswitch.conf
+    allow read, write /dev/null
+    allow metadata, ioctl /
+    allow read, write, create $W/shared/
+    allow read /proc/
+    net allow family unix"
+    printf 'policy "nest-outer" {\n    default deny\n%s\n    allow read %s/\n    deny all %s/secret\n    deny read %s/nest/outer-denied\n}\n' \
+        "$common" "$W" "$W" "$W" >"$W/nest-outer.bwp"
+    printf 'policy "nest-inner" {\n    default deny\n%s\n    allow read %s/nest/\n    allow read %s/nest-inner.o\n    deny read %s/nest/inner-denied\n}\n' \
+        "$common" "$W" "$W" "$W" >"$W/nest-inner.bwp"
+}
+
+# nested_reads OUTER-NAME: in sandbox OUTER-NAME, a nested bwrun reads the three files and
+# exits 7; its stderr lands in $W/shared/inner.err.
+nested_reads() {
+    bwrun --name "$1" "$W/nest-outer.o" -- sh -c "$bin/bwrun --name $1-in $W/nest-inner.o -- sh -c \
+        'cat $W/nest/both; cat $W/nest/inner-denied; cat $W/nest/outer-denied; exit 7' 2>$W/shared/inner.err" \
+        >"$out/stdout" 2>"$out/stderr"
+    echo $? >"$out/status"
+}
+
+test_nested_sandbox_is_the_intersection() {
+    nested_reads nest
+    expect_status 7 || return
+    [ "$(cat "$out/stdout")" = "both content" ] || fail "reads under both policies: $(cat "$out/stdout")"
+    grep -qF "denied read $W/nest/inner-denied by \`deny read $W/nest/inner-denied\`" "$W/shared/inner.err" ||
+        fail "the nested bwrun did not report its policy's denial: $(head -c 600 "$W/shared/inner.err")"
+    grep -qF "1 access denied in sandbox nest-in" "$W/shared/inner.err" ||
+        fail "the nested bwrun counted its denials wrong: $(head -c 600 "$W/shared/inner.err")"
+    grep -qF "denied read $W/nest/outer-denied by \`deny read $W/nest/outer-denied\`" "$out/stderr" ||
+        fail "the outer bwrun did not report its policy's denial: $(head -c 600 "$out/stderr")"
+    ! grep -qF "inner-denied" "$out/stderr" || fail "the outer policy denied what it allows: $(cat "$out/stderr")"
+}
+
+test_nested_two_levels() {
+    bwrun --name nest2 "$W/nest-outer.o" -- sh -c "$bin/bwrun --name nest2-a $W/nest-inner.o -- \
+        $bin/bwrun --name nest2-b $W/nest-inner.o -- sh -c \
+        'cat $W/nest/both; cat $W/nest/inner-denied; cat $W/nest/outer-denied; \
+         cat /proc/self/cgroup >$W/shared/cgroup; exit 5' 2>$W/shared/inner.err" >"$out/stdout" 2>"$out/stderr"
+    local rc=$?
+    [ $rc = 5 ] || fail "status $rc: $(head -c 600 "$out/stderr")"
+    [ "$(cat "$out/stdout")" = "both content" ] || fail "reads two levels down: $(cat "$out/stdout")"
+    grep -q "^0::/bumblewrap/nest2/nest2-a/nest2-b$" "$W/shared/cgroup" ||
+        fail "not in the innermost cgroup: $(cat "$W/shared/cgroup")"
+    grep -qF "denied read $W/nest/inner-denied" "$W/shared/inner.err" ||
+        fail "no nested bwrun reported the inner denial: $(head -c 600 "$W/shared/inner.err")"
+    grep -qF "denied read $W/nest/outer-denied by \`deny read $W/nest/outer-denied\`" "$out/stderr" ||
+        fail "the outer policy did not decide two levels down: $(head -c 600 "$out/stderr")"
+}
+
+test_nested_sandbox_listed_and_removed() {
+    rm -f "$W/shared/up" "$W/shared/stop"
+    bwrun --name nestl "$W/nest-outer.o" -- "$bin/bwrun" --name nestl-in "$W/nest-inner.o" -- \
+        sh -c "touch $W/shared/up; while [ ! -e $W/shared/stop ]; do sleep 0.05; done" >"$out/stdout" 2>"$out/stderr" &
+    local pid=$!
+    wait_for "$W/shared/up" 600 || { fail "nested sandbox did not start: $(cat "$out/stderr")"; kill $pid; return; }
+    bwctl list >"$out/list"
+    touch "$W/shared/stop"
+    wait $pid || fail "status $?: $(head -c 600 "$out/stderr")"
+    grep -q "^nestl-in .* running *nest-inner .*/sys/fs/cgroup/bumblewrap/nestl/nestl-in$" "$out/list" ||
+        fail "nested sandbox not listed: $(cat "$out/list")"
+    test_nothing_left_behind
+}
+
+# nested_loop NAME: an outer sandbox whose nested sandbox keeps trying to read the file the
+# inner policy denies; sets $pid (the outer bwrun), $inner (the nested bwrun) and $loop.
+nested_loop() {
+    rm -f "$W/shared/"{loop.pid,inner.pid,leaked,beat}
+    "$bin/bwrun" --quiet --name "$1" "$W/nest-outer.o" -- sh -c "$bin/bwrun --quiet $W/nest-inner.o -- sh -c \
+        'echo \$\$ >$W/shared/loop.pid; while :; do if cat $W/nest/inner-denied >/dev/null 2>&1; then
+        touch $W/shared/leaked; fi; touch $W/shared/beat; sleep 0.01; done' & b=\$!; echo \$b >$W/shared/inner.pid; wait \$b" \
+        >"$out/stdout" 2>"$out/stderr" &
+    pid=$!
+    wait_for "$W/shared/beat" 600 || return 1
+    loop=$(cat "$W/shared/loop.pid")
+    inner=$(cat "$W/shared/inner.pid")
+}
+
+test_nested_bwrun_killed_ends_its_sandbox() {
+    local pid inner loop
+    nested_loop nestk || { fail "nested loop did not start: $(cat "$out/stderr")"; kill $pid; return; }
+    kill -KILL "$inner"
+    local n=0
+    until gone "$loop" && ! ls /run/bumblewrap/sandboxes | grep -q '^nest-inner-'; do
+        sleep 0.1
+        n=$((n + 1))
+        [ $n -lt 100 ] || { fail "the nested sandbox outlived its bwrun by 10 s"; kill -9 "$loop" $pid; return; }
+    done
+    [ ! -e "$W/shared/leaked" ] || fail "the nested program read what its policy denies"
+    ! ls /sys/fs/cgroup/bumblewrap/nestk 2>/dev/null | grep -q '^nest-inner-' ||
+        fail "nested cgroup left: $(ls /sys/fs/cgroup/bumblewrap/nestk)"
+    wait $pid
+    local rc=$?
+    [ $rc = 137 ] || fail "outer status $rc, wanted 137 (its program's child was killed): $(head -c 600 "$out/stderr")"
+    test_nothing_left_behind
+}
+
+test_nested_outer_killed_fails_closed() {
+    local pid inner loop
+    nested_loop nesto || { fail "nested loop did not start: $(cat "$out/stderr")"; kill $pid; return; }
+    kill -KILL $pid
+    wait $pid 2>/dev/null
+    local n=0
+    until gone "$loop" && gone "$inner"; do
+        sleep 0.1
+        n=$((n + 1))
+        [ $n -lt 100 ] || { fail "the nested sandbox outlived the outer bwrun by 10 s"; kill -9 "$loop" "$inner"; return; }
+    done
+    [ ! -e "$W/shared/leaked" ] || fail "the nested program read what its policy denies"
+    test_nothing_left_behind
+}
+
+test_nested_bwrun_without_broker() {
+    sandbox nest-outer env -u BWRUN_BROKER "$bin/bwrun" "$W/nest-inner.o" -- true
+    expect_status 125 && grep -qF "bwrun runs inside sandbox nest-outer-" "$out/stderr" &&
+        grep -qF "BWRUN_BROKER is not set" "$out/stderr" || fail "unclear refusal: $(head -c 600 "$out/stderr")"
+    sandbox nest-outer env BWRUN_BROKER=0 "$bin/bwrun" "$W/nest-inner.o" -- true
+    expect_status 125 && grep -qF "BWRUN_BROKER=0 names no nesting broker's socket" "$out/stderr" ||
+        fail "a bad BWRUN_BROKER was not refused: $(head -c 600 "$out/stderr")"
+}
+
 echo "kernel $(uname -r), LSMs $(cat /sys/kernel/security/lsm), backend $backend"
 if ! setup; then
     echo "not ok setup: policies did not compile"
@@ -1204,7 +1347,8 @@ if [ "$backend" = maps ]; then
     runtime_tests="run_usage_errors run_uid_gid run_sudo_default_user run_cwd run_env_rules \
         run_no_program_starts_shell run_audit_all_stderr_limited run_audit_unresolvable_path run_signals_forwarded \
         run_sigkill_fails_closed run_orphan_stays_confined_until_collected run_setuid_confines_as_caller \
-        run_setuid_hostile_environment run_setuid_refuses_writable_artifact"
+        run_setuid_hostile_environment run_setuid_refuses_writable_artifact nested_bwrun_killed_ends_its_sandbox \
+        nested_outer_killed_fails_closed nested_bwrun_without_broker"
 fi
 for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed write_denied exec_allowed exec_denied \
     dotdot_traversal symlink_made_inside read_only_tree append_only_log exec_is_its_own_access \
@@ -1223,7 +1367,8 @@ for t in ${BW_E2E_ONLY:-read_allowed read_denied default_deny write_allowed writ
     condition_flags_allow_plain_write exe_rule_allows_only_its_program exe_rule_denies_its_program_and_its_forks \
     exe_rule_switches_at_exec audit_records_allowed_access audit_most_specific_rule_records audit_conditional_rule \
     audit_one_record_per_operation audit_of_denied_access_is_a_denial device_rule_by_number device_ioctl_allowlist device_ioctl_any \
-    device_rule_without_ioctl_denies_all device_mknod device_rule_by_pattern device_rule_with_conditions device_rule_keeps_dev_mem_closed nothing_left_behind}; do
+    device_rule_without_ioctl_denies_all device_mknod device_rule_by_pattern device_rule_with_conditions device_rule_keeps_dev_mem_closed nested_sandbox_is_the_intersection nested_two_levels \
+    nested_sandbox_listed_and_removed nothing_left_behind}; do
     run "$t"
 done
 # bwrun's own failures exit 125; the program's status (denied or not) is beside the point.

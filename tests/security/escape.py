@@ -291,6 +291,36 @@ def listen(port, log):
         conn.close()
 
 
+def nest_request(target, artifact):
+    """Asks the nesting broker (runtime/bwrun/nesting/protocol.h) for a nested sandbox for
+    `target`: a pid, or "child" for a sleeping child of ours. Prints the answer and, when
+    granted, the target's cgroup."""
+    broker = int(os.environ["BWRUN_BROKER"])
+    child = 0
+    if target == "child":
+        child = os.fork()
+        if child == 0:
+            os.execv("/usr/bin/sleep", ["sleep", "300"])
+    pidfd = os.pidfd_open(child or int(target))
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    request = struct.pack("65s256s", b"", artifact.encode())
+    fds = [theirs.fileno(), os.open(artifact, os.O_RDONLY), pidfd]
+    socket.socket(fileno=os.dup(broker)).sendmsg(
+        [request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+    theirs.close()
+    reply = mine.recv(1024)
+    ok, name, message = struct.unpack_from("i65s512s", reply)
+    name, message = name.split(b"\0")[0].decode(), message.split(b"\0")[0].decode()
+    if ok != 1:
+        print(f"refused: {message}")
+        sys.exit(1)
+    with open(f"/proc/{child or target}/cgroup") as f:
+        print(f"granted {name} {f.read().strip()}")
+    if child:
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+
+
 FAMILIES = {"unix": socket.AF_UNIX, "inet": socket.AF_INET, "netlink": socket.AF_NETLINK,
             "packet": socket.AF_PACKET}
 
@@ -375,6 +405,8 @@ def main():
         oserror(s.bind, ("127.0.0.1", int(args[0])))
     elif op == "socket":
         oserror(socket.socket, FAMILIES[args[0]], socket.SOCK_DGRAM if args[0] != "packet" else socket.SOCK_RAW).close()
+    elif op == "nest-request":
+        nest_request(*args)
     elif op == "setxattr":
         oserror(os.setxattr, args[0], "trusted.bw-escape", b"1")
     elif op == "utime":

@@ -24,7 +24,8 @@
 #     O_CREAT creating files before the denial: o_creat_leaves_no_file
 #   no read/write distinction: o_trunc_keeps_content; e2e read_only_tree, write_denied
 #   a root sandbox rewriting its own policy: bpffs_pins, bumblewrap_state
-#   ... leaving its cgroup through cgroup.procs: cgroup_procs_of_parent, cgroup_mkdir
+#   ... leaving its cgroup through cgroup.procs: cgroup_procs_of_parent, cgroup_mkdir,
+#     nest_outside_process (a nesting request naming an outside process)
 #   ... loading BPF: bpf_map_create, perf_event_open; mounting: mount_tmpfs, bind_mount,
 #     unshare_mount, chroot, pivot_root; ptrace: ptrace_attach_outside,
 #     process_vm_writev_outside, proc_mem_outside; signalling its supervisor: kill_supervisor
@@ -150,6 +151,22 @@ test_cgroup_mkdir() {
     [ ! -e "/sys/fs/cgroup$(cat "$W/cg")/escape" ] || fail "a cgroup was created"
     sandbox permissive mkdir "$W/plain-dir"
     allowed "mkdir outside cgroup2" && [ -d "$W/plain-dir" ] || fail "no directory made"
+}
+
+test_nest_outside_process() {
+    # A nesting request names an outside process: the broker must not move it into a sandbox.
+    start_outside
+    local before
+    before=$(cat "/proc/$outside/cgroup")
+    sandbox permissive $esc nest-request "$outside" "$W/permissive.o"
+    [ "$(status)" = 1 ] && grep -qF "refused: the program to nest is not in the sandbox" "$out/stdout" ||
+        fail "the request was not refused: $(head -c 600 "$out/stdout" "$out/stderr")"
+    [ "$(cat "/proc/$outside/cgroup")" = "$before" ] || fail "the outside process moved: $(cat "/proc/$outside/cgroup")"
+    survives
+    sandbox permissive $esc nest-request child "$W/permissive.o"
+    allowed "nest a child of the sandbox"
+    grep -q "^granted permissive-[0-9]* 0::/bumblewrap/permissive-[0-9]*/permissive-[0-9]*$" "$out/stdout" ||
+        fail "control: the child is not in a nested cgroup: $(cat "$out/stdout")"
 }
 
 test_bpf_map_create() {
@@ -809,7 +826,7 @@ if ! setup; then
     echo "security-done"
     exit 1
 fi
-for t in ${BW_SEC_ONLY:-cgroup_procs_of_parent cgroup_mkdir bpf_map_create bpffs_pins sysctl_write finit_module \
+for t in ${BW_SEC_ONLY:-cgroup_procs_of_parent cgroup_mkdir nest_outside_process bpf_map_create bpffs_pins sysctl_write finit_module \
     init_module mount_tmpfs bind_mount unshare_mount chroot pivot_root mknod_block_device dev_mem tiocsti_injection kill_outside \
     tkill_outside tgkill_outside pidfd_send_signal_outside kill_supervisor ptrace_attach_outside \
     process_vm_writev_outside proc_mem_outside bumblewrap_state perf_event_open \

@@ -5,15 +5,16 @@
 
 #include <cstddef>
 
-static_assert(BW_ABI_VERSION == 9);
-static_assert(sizeof(bw_sandbox) == 280);
-static_assert(offsetof(bw_sandbox, nclasses) == 0);
-static_assert(offsetof(bw_sandbox, nstates) == 4);
-static_assert(offsetof(bw_sandbox, default_decision) == 8);
-static_assert(offsetof(bw_sandbox, default_rule) == 12);
-static_assert(offsetof(bw_sandbox, classes) == 16);
-static_assert(offsetof(bw_sandbox, invariants) == 272);
-static_assert(offsetof(bw_sandbox, audits) == 276);
+static_assert(BW_ABI_VERSION == 10);
+static_assert(sizeof(bw_sandbox) == 288);
+static_assert(offsetof(bw_sandbox, id) == 0);
+static_assert(offsetof(bw_sandbox, nclasses) == 8);
+static_assert(offsetof(bw_sandbox, nstates) == 12);
+static_assert(offsetof(bw_sandbox, default_decision) == 16);
+static_assert(offsetof(bw_sandbox, default_rule) == 20);
+static_assert(offsetof(bw_sandbox, classes) == 24);
+static_assert(offsetof(bw_sandbox, invariants) == 280);
+static_assert(offsetof(bw_sandbox, audits) == 284);
 static_assert(BW_ACCESS_KINDS == bw::ir::kAccessKinds);
 static_assert(BW_ACCESS_EXEC == static_cast<int>(bw::ir::Access::Exec));
 static_assert(BW_ACCESS_IOCTL == static_cast<int>(bw::ir::Access::Ioctl));
