@@ -195,7 +195,13 @@ enum bw_net_op {
 	BW_NET_CONNECT,
 	BW_NET_BIND,
 	BW_NET_SEND, /* sendmsg to an address: decided as a connect */
+	/* Only in a conditional policy's bw_net_rule.op (see struct bw_net_policy): */
+	BW_NET_FAMILY_RULE,  /* a `family` or `all` rule: decides a create, connect or bind */
+	BW_NET_ENABLE,       /* an allowed endpoint: a create of its family its conditions allow */
 };
+
+/* bw_net_rule.family of an `all` rule */
+#define BW_NET_ANY_FAMILY 0xffff
 
 /* Per address family: the verdict on creating a socket (an allowed endpoint of the family
  * allows it), and the verdict on a connect or bind that no endpoint rule matches. */
@@ -207,15 +213,22 @@ struct bw_net_family {
 	__u8 pad[2];
 };
 
-/* A sandbox's network tables besides its endpoint rules. */
+/*
+ * A sandbox's network tables besides its endpoint rules. In a conditional policy (a net
+ * rule has conditions) every rule is in bw_net_rule, with its conditions: after the
+ * endpoint rules come the `family` and `all` rules (BW_NET_FAMILY_RULE) in the same order
+ * of precedence, then the allowed endpoints (BW_NET_ENABLE) in the policy's; the families'
+ * verdicts are then the default's, for what no rule decides.
+ */
 struct bw_net_policy {
-	__u32 nrules; /* endpoint rules to scan */
-	__u32 pad;
+	__u32 nrules;      /* rules to scan */
+	__u32 conditional; /* 1: a conditional policy */
 	struct bw_net_family families[BW_NET_FAMILIES];
 };
 
-/* An endpoint rule. The rules are sorted most specific first, so the first one that
- * matches decides. Addresses are 4 words in network byte order; IPv4 uses addr[0]. */
+/* A rule. The rules are sorted most specific first, so the first one that matches (and
+ * whose conditions hold) decides. Addresses are 4 words in network byte order; IPv4 uses
+ * addr[0]. */
 struct bw_net_rule {
 	__u32 addr[4]; /* already masked */
 	__u32 mask[4]; /* the prefix's bits */
@@ -223,9 +236,10 @@ struct bw_net_rule {
 	__u16 port_hi;
 	__u16 family;  /* AF_INET or AF_INET6 */
 	__u8 protocol; /* IPPROTO_TCP or IPPROTO_UDP */
-	__u8 op;       /* BW_NET_CONNECT or BW_NET_BIND */
+	__u8 op;       /* BW_NET_CONNECT or BW_NET_BIND; BW_NET_FAMILY_RULE, BW_NET_ENABLE */
 	__u32 decision;
 	__u32 rule;
+	struct bw_link when; /* its conditions: uid, gid and exe (decision and rule unused) */
 };
 
 /*

@@ -116,26 +116,34 @@ static long bw_chain_step(__u64 i, void *ctx)
 }
 
 /*
- * What the conditions of a link see of the current task and this access; non-zero when
- * it cannot be read. The task's own credentials: the subjective ones (task->cred) are
- * the mounter's while overlayfs opens its layers, after the overlay file was decided
- * with ours.
+ * What the conditions of a link see of the current task: its `when exe` patterns, fsuid
+ * and fsgid; non-zero when they cannot be read. The task's own credentials: the subjective
+ * ones (task->cred) are the mounter's while overlayfs opens its layers, after the overlay
+ * file was decided with ours.
  */
-static int bw_chain_init(struct bw_chain *c, struct dentry *dentry)
+static __always_inline int bw_task_context(struct bw_chain *c)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	const struct cred *cred;
 	struct bw_task *t;
-	struct inode *inode;
-	__u32 owner;
 
 	t = bpf_task_storage_get(&bw_tasks, task, 0, 0);
 	if (t)
 		c->exe = t->exe;
 	if (bpf_core_read(&cred, sizeof(cred), &task->real_cred) || !cred ||
 	    bpf_core_read(&c->fsuid, sizeof(c->fsuid), &cred->fsuid.val) ||
-	    bpf_core_read(&c->fsgid, sizeof(c->fsgid), &cred->fsgid.val) ||
-	    bpf_core_read(&inode, sizeof(inode), &dentry->d_inode))
+	    bpf_core_read(&c->fsgid, sizeof(c->fsgid), &cred->fsgid.val))
+		return -1;
+	return 0;
+}
+
+/* The task's context (bw_task_context) and whether it owns the file at `dentry`. */
+static int bw_chain_init(struct bw_chain *c, struct dentry *dentry)
+{
+	struct inode *inode;
+	__u32 owner;
+
+	if (bw_task_context(c) || bpf_core_read(&inode, sizeof(inode), &dentry->d_inode))
 		return -1;
 	/* A name that does not exist yet (create) has no owner. */
 	if (inode) {

@@ -2,7 +2,8 @@
 /*
  * Sockets: socket_create by address family; connect, bind and sendmsg to an address by
  * the endpoint rules (first match decides: compiler/net sorts them most specific first),
- * then by the family's verdict. See docs/language.md, "Network", for what is checked.
+ * then by the family's verdict. Rules with conditions (a conditional policy, see struct
+ * bw_net_policy) are all scanned. See docs/language.md, "Network", for what is checked.
  *
  * The including program defines, anywhere in the file that includes this one:
  *   int bw_net_tables(struct bw_net_tables *t, __u64 cgid)
@@ -15,6 +16,8 @@
 
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
+
+#include "decide.bpf.h" /* bw_link_holds and bw_task_context, for conditions */
 
 /* One sandbox's network tables: the policy, and the endpoint rules when they are a map. */
 struct bw_net_tables {
@@ -37,29 +40,39 @@ static __always_inline const struct bw_net_family *bw_net_family(const struct bw
 	return &p->families[family & (BW_NET_FAMILIES - 1)];
 }
 
-/* A scan of the endpoint rules for the first that matches `query`. */
+/* Only TCP over SOCK_STREAM and UDP over SOCK_DGRAM can match endpoint rules; MPTCP,
+ * SCTP, UDP-Lite, raw and ping sockets are decided by their family's verdict. */
+static __always_inline __u32 bw_net_rule_protocol(__u16 type, __u16 protocol)
+{
+	if (type == SOCK_STREAM && protocol == IPPROTO_TCP)
+		return IPPROTO_TCP;
+	if (type == SOCK_DGRAM && protocol == IPPROTO_UDP)
+		return IPPROTO_UDP;
+	return 0;
+}
+
+/*
+ * A scan of the rules for the first that matches `query` and whose conditions hold. A
+ * create scans them all: the first family rule that holds decides, unless it denies and an
+ * allowed endpoint of the family holds (ir::evaluate_net).
+ */
 struct bw_net_scan {
 	const struct bw_net_tables *tables;
 	const struct bw_net_object *query;
+	struct bw_chain task; /* what conditions see */
 	__u32 protocol; /* IPPROTO_TCP or IPPROTO_UDP, or 0 when no endpoint rule can match */
-	__u32 op;       /* BW_NET_CONNECT or BW_NET_BIND */
+	__u32 op;       /* BW_NET_CREATE, BW_NET_CONNECT or BW_NET_BIND */
 	__u32 decision; /* BW_DECISION_NONE while nothing matched */
 	__u32 rule;
+	__u32 enabled;  /* a create: the allowed endpoint that holds, 0 if none */
 	__u32 failed;
 };
 
-static long bw_net_scan_step(__u64 i, void *ctx)
+static __always_inline int bw_net_endpoint_matches(const struct bw_net_scan *s, const struct bw_net_rule *r)
 {
-	struct bw_net_scan *s = ctx;
 	const struct bw_net_object *q = s->query;
-	const struct bw_net_rule *r;
 	int k;
 
-	r = bw_net_rule_at(s->tables, i);
-	if (!r) {
-		s->failed = 1;
-		return 1;
-	}
 	if (r->family != q->family || r->protocol != s->protocol || r->op != s->op ||
 	    q->port < r->port_lo || q->port > r->port_hi)
 		return 0;
@@ -67,9 +80,69 @@ static long bw_net_scan_step(__u64 i, void *ctx)
 		if ((q->addr[k] & r->mask[k]) != r->addr[k])
 			return 0;
 	}
+	return 1;
+}
+
+static long bw_net_scan_step(__u64 i, void *ctx)
+{
+	struct bw_net_scan *s = ctx;
+	const struct bw_net_rule *r;
+	int family_matches;
+
+	r = bw_net_rule_at(s->tables, i);
+	if (!r) {
+		s->failed = 1;
+		return 1;
+	}
+	family_matches = r->family == s->query->family || r->family == BW_NET_ANY_FAMILY;
+	if (r->op == BW_NET_ENABLE) {
+		if (s->op == BW_NET_CREATE && !s->enabled && family_matches && bw_link_holds(&r->when, &s->task))
+			s->enabled = r->rule;
+		return 0;
+	}
+	if (r->op == BW_NET_FAMILY_RULE ? !family_matches : !bw_net_endpoint_matches(s, r))
+		return 0;
+	if (!bw_link_holds(&r->when, &s->task) || s->decision != BW_DECISION_NONE)
+		return 0;
 	s->decision = r->decision;
 	s->rule = r->rule;
-	return 1;
+	/* A create goes on to its enabling endpoints, which come last. */
+	return s->op != BW_NET_CREATE;
+}
+
+/*
+ * The verdict on `obj` (op BW_NET_CREATE, BW_NET_CONNECT or BW_NET_BIND) under the
+ * sandbox's tables, into *rule; BW_DECISION_DENY with rule 0 when they cannot be read.
+ */
+static __u32 bw_net_verdict(const struct bw_net_tables *t, const struct bw_net_object *obj, __u32 op, __u32 *rule)
+{
+	const struct bw_net_family *f = bw_net_family(t->policy, obj->family);
+	struct bw_net_scan s = {
+		.tables = t,
+		.query = obj,
+		.protocol = op == BW_NET_CREATE ? 0 : bw_net_rule_protocol(obj->type, obj->protocol),
+		.op = op,
+	};
+
+	*rule = 0;
+	/* Only a conditional policy has rules that decide creates, or conditions to read; in
+	 * another, only a tcp or udp connect or bind can match a rule. */
+	if (t->policy->conditional && bw_task_context(&s.task))
+		return BW_DECISION_DENY;
+	if (t->policy->conditional || s.protocol)
+		bpf_loop(t->policy->nrules, bw_net_scan_step, &s, 0);
+	if (s.failed)
+		return BW_DECISION_DENY;
+	if (s.decision == BW_DECISION_NONE) {
+		s.decision = op == BW_NET_CREATE ? f->create_decision : f->other_decision;
+		s.rule = op == BW_NET_CREATE ? f->create_rule : f->other_rule;
+	}
+	if (s.decision != BW_DECISION_ALLOW && s.enabled) {
+		s.decision = BW_DECISION_ALLOW;
+		s.rule = s.enabled;
+	}
+	*rule = s.rule;
+	return s.decision;
 }
 
 static __always_inline __u64 bw_net_sandbox(void)
@@ -85,17 +158,6 @@ static __always_inline int bw_net_deny(__u64 cgid, const struct bw_net_object *o
 	/* bw_report's length counts a terminating NUL, which the object does not have. */
 	bw_report(cgid, (const char *)obj, sizeof(*obj) + 1, BW_NET_EVENT, rule);
 	return -EACCES;
-}
-
-/* Only TCP over SOCK_STREAM and UDP over SOCK_DGRAM can match endpoint rules; MPTCP,
- * SCTP, UDP-Lite, raw and ping sockets are decided by their family's verdict. */
-static __always_inline __u32 bw_net_rule_protocol(__u16 type, __u16 protocol)
-{
-	if (type == SOCK_STREAM && protocol == IPPROTO_TCP)
-		return IPPROTO_TCP;
-	if (type == SOCK_DGRAM && protocol == IPPROTO_UDP)
-		return IPPROTO_UDP;
-	return 0;
 }
 
 /* An IPv4-mapped IPv6 address (::ffff:a.b.c.d) reaches a.b.c.d: decide it as that. */
@@ -157,28 +219,16 @@ static __always_inline int bw_net_read_address(struct bw_net_object *obj, const 
 	return 1;
 }
 
-/* The decision for an inet endpoint in obj; op is BW_NET_CONNECT (for sends too) or BW_NET_BIND. */
-static int bw_net_decide(__u64 cgid, struct bw_net_object *obj, __u32 rule_op)
+/* The decision on obj, a socket of family below BW_NET_FAMILIES; op is BW_NET_CREATE,
+ * BW_NET_CONNECT (for sends too) or BW_NET_BIND. */
+static int bw_net_decide(__u64 cgid, struct bw_net_object *obj, __u32 op)
 {
 	struct bw_net_tables t = {};
-	struct bw_net_scan s = {};
-	const struct bw_net_family *f;
+	__u32 rule;
 
 	if (bw_net_tables(&t, cgid))
 		return bw_net_deny(cgid, obj, 0);
-	s.tables = &t;
-	s.query = obj;
-	s.protocol = bw_net_rule_protocol(obj->type, obj->protocol);
-	s.op = rule_op;
-	bpf_loop(t.policy->nrules, bw_net_scan_step, &s, 0);
-	if (s.failed)
-		return bw_net_deny(cgid, obj, 0);
-	if (s.decision == BW_DECISION_NONE) {
-		f = bw_net_family(t.policy, obj->family);
-		s.decision = f->other_decision;
-		s.rule = f->other_rule;
-	}
-	return s.decision == BW_DECISION_ALLOW ? 0 : bw_net_deny(cgid, obj, s.rule);
+	return bw_net_verdict(&t, obj, op, &rule) == BW_DECISION_ALLOW ? 0 : bw_net_deny(cgid, obj, rule);
 }
 
 /* A socket's family, type and protocol, as the object of a decision. */
@@ -193,19 +243,13 @@ static __always_inline __u16 bw_net_socket(struct bw_net_object *obj, const stru
 	return BPF_CORE_READ(sk, __sk_common.skc_family);
 }
 
-/* A connect or bind on a socket of another family is decided by that family's verdict:
- * the sandbox did not create it (socket_create denied that), it was passed in. */
+/* A connect or bind on a socket of another family is decided by that family's rules: the
+ * sandbox did not create it (socket_create denied that), it was passed in. */
 static int bw_net_other_family(__u64 cgid, struct bw_net_object *obj)
 {
-	struct bw_net_tables t = {};
-	const struct bw_net_family *f;
-
-	if (bw_net_tables(&t, cgid))
-		return bw_net_deny(cgid, obj, 0);
 	if (obj->family >= BW_NET_FAMILIES)
 		return 0;
-	f = bw_net_family(t.policy, obj->family);
-	return f->other_decision == BW_DECISION_ALLOW ? 0 : bw_net_deny(cgid, obj, f->other_rule);
+	return bw_net_decide(cgid, obj, BW_NET_CONNECT);
 }
 
 static __always_inline int bw_net_address_op(__u64 cgid, struct socket *sock, struct sockaddr *address,
@@ -237,8 +281,6 @@ SEC("lsm/socket_create")
 int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int ret)
 {
 	struct bw_net_object obj = {};
-	struct bw_net_tables t = {};
-	const struct bw_net_family *f;
 	__u64 cgid;
 
 	if (ret)
@@ -253,13 +295,10 @@ int BPF_PROG(bw_socket_create, int family, int type, int protocol, int kern, int
 	obj.family = family;
 	obj.type = type;
 	obj.protocol = protocol;
-	if (bw_net_tables(&t, cgid))
-		return bw_net_deny(cgid, &obj, 0);
 	/* __sock_create refuses these before calling the hook; refuse them as it does. */
 	if (family < 0 || family >= BW_NET_FAMILIES)
 		return -EAFNOSUPPORT;
-	f = bw_net_family(t.policy, family);
-	return f->create_decision == BW_DECISION_ALLOW ? 0 : bw_net_deny(cgid, &obj, f->create_rule);
+	return bw_net_decide(cgid, &obj, BW_NET_CREATE);
 }
 
 SEC("lsm/socket_connect")

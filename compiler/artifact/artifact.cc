@@ -109,9 +109,14 @@ std::optional<Error> check_net_tables(const NetTables& t)
         if (!is_decision(f.create_decision) || !is_decision(f.other_decision))
             return Error{"network tables are inconsistent (a family without a decision)"};
     }
+    if (t.policy.conditional > 1)
+        return Error{"network tables are inconsistent (conditional is not 0 or 1)"};
     for (const auto& r : t.rules) {
-        if (!is_decision(r.decision) || (r.op != BW_NET_CONNECT && r.op != BW_NET_BIND))
-            return Error{"network tables are inconsistent (a malformed endpoint rule)"};
+        const bool endpoint = r.op == BW_NET_CONNECT || r.op == BW_NET_BIND;
+        // Family rules and enabling endpoints are in the scan of a conditional policy only.
+        const bool scanned = t.policy.conditional && (r.op == BW_NET_FAMILY_RULE || r.op == BW_NET_ENABLE);
+        if (!is_decision(r.decision) || !(endpoint || scanned))
+            return Error{"network tables are inconsistent (a malformed rule)"};
     }
     return std::nullopt;
 }

@@ -183,8 +183,8 @@ void report_too_large(const ir::Policy& policy, const std::vector<std::vector<st
                                   limits.max_transitions, limits.max_nfa_entries));
 }
 
-// Calls f(conditions, origin) for each path, audit and device rule: the rules whose
-// conditions the kernel decides, `when exe` by the patterns the automaton records.
+// Calls f(conditions, origin) for each path, audit, device and network rule: the rules
+// whose conditions the kernel decides, `when exe` by the patterns the automaton records.
 template <class F>
 void for_each_condition(const ir::Policy& p, F f)
 {
@@ -193,6 +193,8 @@ void for_each_condition(const ir::Policy& p, F f)
     for (const auto& r : p.audits)
         f(r.conditions, r.origin);
     for (const auto& r : p.devices)
+        f(r.conditions, r.origin);
+    for (const auto& r : p.net)
         f(r.conditions, r.origin);
 }
 
@@ -236,10 +238,6 @@ bool refuse_unenforced(const ir::Policy& p, Diagnostics& diags)
             note(device_patterns, r.pattern, r.origin);
     }
     limit_distinct(device_patterns, BW_MAX_DEVICE_PATTERNS, "device rule patterns");
-    for (const auto& r : p.net) {
-        if (r.conditions.count() > 0)
-            refuse(r.origin, "conditions (`when`) on network rules");
-    }
     for (const auto& r : p.devices) {
         if (r.ioctl_commands.size() > BW_DEVICE_IOCTLS)
             refuse(r.origin, fmt::format("more than {} ioctl ranges in one device rule", BW_DEVICE_IOCTLS));
@@ -494,6 +492,15 @@ bw_link condition_link(const Automaton& a, const ir::Conditions& c)
         out.gid_hi = c.gid->hi;
     }
     return out;
+}
+
+std::string condition_text(const bw_link& w)
+{
+    if (w.uid_lo == 0 && w.uid_hi == UINT32_MAX && w.gid_lo == 0 && w.gid_hi == UINT32_MAX && !w.owner &&
+        w.open_flags == 0 && w.exe == 0)
+        return "";
+    return fmt::format(" when uid {}-{} gid {}-{} owner {} flags {:#x} exe {:#x}", w.uid_lo, w.uid_hi, w.gid_lo,
+                       w.gid_hi, w.owner, w.open_flags, w.exe);
 }
 
 std::uint32_t device_pattern_bit(const Automaton& a, const ir::DeviceRule& rule)

@@ -91,6 +91,9 @@ struct AutomatonLimits {
 std::uint32_t exe_mask(const Automaton& automaton, const ir::Conditions& c);
 // A link that holds where `c` holds (its decision and rule left unset).
 bw_link condition_link(const Automaton& automaton, const ir::Conditions& c);
+// " when uid LO-HI gid LO-HI owner O flags F exe E" for a link that has conditions, for
+// the dumps of tables that carry them; empty for one that holds always.
+std::string condition_text(const bw_link& link);
 // The bit of a device rule's pattern; 0 for a rule by number.
 std::uint32_t device_pattern_bit(const Automaton& automaton, const ir::DeviceRule& rule);
 

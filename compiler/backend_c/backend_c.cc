@@ -288,11 +288,15 @@ constexpr const char* kNetHooks[] = {"socket_create", "socket_connect", "socket_
 
 std::string net_rule_initializer(const bw_net_rule& r)
 {
+    const auto& w = r.when;
     return fmt::format("\t{{ .addr = {{ {:#x}, {:#x}, {:#x}, {:#x} }}, .mask = {{ {:#x}, {:#x}, {:#x}, {:#x} }},\n"
                        "\t  .port_lo = {}, .port_hi = {}, .family = {}, .protocol = {}, .op = {}, .decision = {}, "
-                       ".rule = {} }},\n",
+                       ".rule = {},\n"
+                       "\t  .when = {{ .owner = {}, .open_flags = {:#x}, .uid_lo = {}, .uid_hi = {:#x}, .gid_lo = {}, "
+                       ".gid_hi = {:#x}, .exe = {:#x} }} }},\n",
                        r.addr[0], r.addr[1], r.addr[2], r.addr[3], r.mask[0], r.mask[1], r.mask[2], r.mask[3],
-                       r.port_lo, r.port_hi, r.family, r.protocol, r.op, r.decision, r.rule);
+                       r.port_lo, r.port_hi, r.family, r.protocol, r.op, r.decision, r.rule, w.owner, w.open_flags,
+                       w.uid_lo, w.uid_hi, w.gid_lo, w.gid_hi, w.exe);
 }
 
 // A rule no query matches (its port range is empty). Linux 6.12 fails to load a program
@@ -320,7 +324,8 @@ std::string net_tables(const NetTables& net)
                                   "#define BW_POLICY_NET_RULES_MASK {}\n",
                                   rules.size(), capacity - 1);
     out += "static const struct bw_net_policy bw_policy_net = {\n";
-    out += fmt::format("\t.nrules = {},\n\t.families = {{\n", rules.size());
+    out += fmt::format("\t.nrules = {},\n\t.conditional = {},\n\t.families = {{\n", rules.size(),
+                       net.policy.conditional);
     for (int f = 0; f < BW_NET_FAMILIES; ++f) {
         const auto& v = net.policy.families[f];
         out += fmt::format("\t\t[{}] = {{ .create_rule = {}, .other_rule = {}, .create_decision = {}, "

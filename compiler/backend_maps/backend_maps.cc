@@ -46,7 +46,7 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
     t.links.reserve(automaton.links.size());
     for (const auto& l : automaton.links)
         t.links.push_back(link(automaton, l));
-    t.net = run_net(policy);
+    t.net = run_net(policy, automaton);
     t.devices = run_devices(policy, automaton);
     return t;
 }

@@ -91,11 +91,7 @@ std::string dump(const DeviceTables& tables)
                                             r.minor_lo, r.minor_hi);
         out += fmt::format(" kinds {:#x} {} rule #{}", r.kinds, r.decision == BW_DECISION_ALLOW ? "allow" : "deny",
                            r.rule);
-        const auto& w = r.when;
-        if (w.uid_lo != 0 || w.uid_hi != UINT32_MAX || w.gid_lo != 0 || w.gid_hi != UINT32_MAX || w.owner ||
-            w.open_flags != 0 || w.exe != 0)
-            out += fmt::format(" when uid {}-{} gid {}-{} owner {} flags {:#x} exe {:#x}", w.uid_lo, w.uid_hi,
-                               w.gid_lo, w.gid_hi, w.owner, w.open_flags, w.exe);
+        out += condition_text(r.when);
         if (r.ioctl_any)
             out += " ioctl any";
         for (unsigned i = 0; i < r.nioctls; ++i)

@@ -32,15 +32,26 @@ constexpr std::array kFamilyNames = {
     FamilyName{45, "mctp"},
 };
 
-// The evaluator's precedence among endpoint rules (ir::evaluate_net's rank, whose kind and
-// condition count are the same for all of them here).
+// ir::evaluate_net's precedence, strongest first; sorted stably, equals keep the policy's order.
 auto rank(const ir::NetRule& r)
 {
-    return std::tuple{r.endpoint.prefix, -(r.endpoint.port_hi - r.endpoint.port_lo), r.decision == ir::Decision::Deny};
+    const bool endpoint = r.kind == ir::NetRule::Kind::Endpoint;
+    return std::tuple{static_cast<int>(r.kind), endpoint ? r.endpoint.prefix : 0,
+                      endpoint ? -(r.endpoint.port_hi - r.endpoint.port_lo) : 0, r.conditions.count(),
+                      r.decision == ir::Decision::Deny};
 }
 
-bw_net_rule lower_rule(const ir::NetRule& r)
+bw_net_rule lower_rule(const ir::NetRule& r, const Automaton& automaton)
 {
+    bw_net_rule out{};
+    out.decision = static_cast<__u32>(r.decision);
+    out.rule = r.id;
+    out.when = condition_link(automaton, r.conditions);
+    if (r.kind != ir::NetRule::Kind::Endpoint) {
+        out.op = BW_NET_FAMILY_RULE;
+        out.family = r.kind == ir::NetRule::Kind::All ? BW_NET_ANY_FAMILY : static_cast<__u16>(r.family);
+        return out;
+    }
     std::array<std::uint8_t, 16> mask{};
     for (std::size_t bit = 0; bit < r.endpoint.prefix && bit < 128; ++bit)
         mask[bit / 8] |= static_cast<std::uint8_t>(0x80u >> (bit % 8));
@@ -48,7 +59,6 @@ bw_net_rule lower_rule(const ir::NetRule& r)
     for (std::size_t i = 0; i < addr.size(); ++i)
         addr[i] = r.endpoint.address[i] & mask[i];
 
-    bw_net_rule out{};
     std::memcpy(out.addr, addr.data(), sizeof out.addr);
     std::memcpy(out.mask, mask.data(), sizeof out.mask);
     out.port_lo = r.endpoint.port_lo;
@@ -56,8 +66,18 @@ bw_net_rule lower_rule(const ir::NetRule& r)
     out.family = static_cast<__u16>(r.endpoint.family);
     out.protocol = static_cast<__u8>(r.protocol);
     out.op = r.bind ? BW_NET_BIND : BW_NET_CONNECT;
-    out.decision = static_cast<__u32>(r.decision);
+    return out;
+}
+
+// An allowed endpoint as what lets a conditional policy create its family's sockets.
+bw_net_rule enabling_rule(const ir::NetRule& r, const Automaton& automaton)
+{
+    bw_net_rule out{};
+    out.op = BW_NET_ENABLE;
+    out.family = static_cast<__u16>(r.endpoint.family);
+    out.decision = BW_DECISION_ALLOW;
     out.rule = r.id;
+    out.when = condition_link(automaton, r.conditions);
     return out;
 }
 
@@ -99,22 +119,36 @@ bool NetTables::can_deny() const
            std::any_of(rules.begin(), rules.end(), [](const bw_net_rule& r) { return r.decision != BW_DECISION_ALLOW; });
 }
 
-NetTables run_net(const ir::Policy& policy)
+NetTables run_net(const ir::Policy& policy, const Automaton& automaton)
 {
-    std::vector<const ir::NetRule*> endpoints;
+    const bool conditional =
+        std::any_of(policy.net.begin(), policy.net.end(), [](const ir::NetRule& r) { return r.conditions.count() > 0; });
+    // Unconditional: the endpoint rules, and each family's verdicts computed once. Conditional:
+    // every rule, and the allowed endpoints that enable a create after them.
+    std::vector<const ir::NetRule*> sorted;
     for (const auto& r : policy.net) {
-        if (r.kind == ir::NetRule::Kind::Endpoint)
-            endpoints.push_back(&r);
+        if (conditional || r.kind == ir::NetRule::Kind::Endpoint)
+            sorted.push_back(&r);
     }
-    std::stable_sort(endpoints.begin(), endpoints.end(),
+    std::stable_sort(sorted.begin(), sorted.end(),
                      [](const ir::NetRule* a, const ir::NetRule* b) { return rank(*a) > rank(*b); });
 
     NetTables t;
-    for (const auto* r : endpoints)
-        t.rules.push_back(lower_rule(*r));
+    for (const auto* r : sorted)
+        t.rules.push_back(lower_rule(*r, automaton));
+    if (conditional) {
+        for (const auto& r : policy.net) {
+            if (r.kind == ir::NetRule::Kind::Endpoint && r.decision == ir::Decision::Allow)
+                t.rules.push_back(enabling_rule(r, automaton));
+        }
+    }
     t.policy.nrules = static_cast<__u32>(t.rules.size());
+    t.policy.conditional = conditional ? 1 : 0;
+    // What no rule decides: the default, when every rule is in the scan.
+    ir::Policy defaults_only;
+    defaults_only.net_default = policy.net_default;
     for (int f = 0; f < BW_NET_FAMILIES; ++f)
-        t.policy.families[f] = family_verdicts(policy, f);
+        t.policy.families[f] = family_verdicts(conditional ? defaults_only : policy, f);
     return t;
 }
 
@@ -145,9 +179,16 @@ std::string endpoint_text(int family, const __u32 addr[4], unsigned port)
 
 std::string dump(const NetTables& t)
 {
-    std::string out = fmt::format("map bw_net_rules: {} endpoint rules, most specific first (first match decides)\n",
+    std::string out = fmt::format("map bw_net_rules: {} rules, most specific first (first match decides)\n",
                                   t.rules.size());
     for (const auto& r : t.rules) {
+        if (r.op == BW_NET_FAMILY_RULE || r.op == BW_NET_ENABLE) {
+            out += fmt::format("  {} {} {}  rule #{}{}\n", decision_name(r.decision),
+                               r.op == BW_NET_ENABLE ? "create (an allowed endpoint of)" : "family",
+                               r.family == BW_NET_ANY_FAMILY ? std::string("all") : family_name(r.family), r.rule,
+                               condition_text(r.when));
+            continue;
+        }
         const auto prefix = static_cast<unsigned>(
             __builtin_popcount(r.mask[0]) + __builtin_popcount(r.mask[1]) + __builtin_popcount(r.mask[2]) +
             __builtin_popcount(r.mask[3]));
@@ -155,10 +196,12 @@ std::string dump(const NetTables& t)
                                                    : fmt::format("{}-{}", r.port_lo, r.port_hi);
         char text[INET6_ADDRSTRLEN] = "?";
         inet_ntop(r.family, r.addr, text, sizeof text);
-        out += fmt::format("  {} {} {} {}/{} port {}  rule #{}\n", decision_name(r.decision), protocol_name(r.protocol),
-                           r.op == BW_NET_BIND ? "bind" : "connect", text, prefix, ports, r.rule);
+        out += fmt::format("  {} {} {} {}/{} port {}  rule #{}{}\n", decision_name(r.decision),
+                           protocol_name(r.protocol), r.op == BW_NET_BIND ? "bind" : "connect", text, prefix, ports,
+                           r.rule, condition_text(r.when));
     }
-    out += "map bw_net: per family, create | connect/bind that no endpoint rule matches\n";
+    out += t.policy.conditional ? "map bw_net: conditional; per family, what no rule decides\n"
+                                : "map bw_net: per family, create | connect/bind that no endpoint rule matches\n";
     // Families that share their verdicts with the most common pair are listed as "others".
     const auto same = [](const bw_net_family& a, const bw_net_family& b) {
         return std::memcmp(&a, &b, sizeof a) == 0;

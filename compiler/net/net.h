@@ -5,9 +5,12 @@
 // verdict per address family, computed with ir::evaluate_net itself. The endpoint rules
 // are sorted by the evaluator's precedence (longer prefix, then narrower ports, then deny;
 // the policy's order among equals), so the first rule the kernel finds that matches is the
-// one the evaluator picks. Rules with conditions never get here: bwc refuses them (BW9003).
+// one the evaluator picks. A policy with conditions on a net rule is scanned whole instead
+// (struct bw_net_policy): the family and `all` rules follow the endpoint rules, each with
+// its conditions as a bw_link, then the allowed endpoints that enable a create.
 #pragma once
 
+#include "automata/automata.h"
 #include "bumblewrap.h"
 #include "ir/ir.h"
 
@@ -25,7 +28,8 @@ struct NetTables {
     bool can_deny() const;
 };
 
-NetTables run_net(const ir::Policy& policy);
+// The automaton numbers the `when exe` patterns of the rules' conditions.
+NetTables run_net(const ir::Policy& policy, const Automaton& automaton);
 
 // The language's name of an address family ("inet6"), or its number as text.
 std::string family_name(int family);

@@ -44,6 +44,8 @@ setup() {
     # No net statement: the net default follows `default deny`.
     printf 'policy "no-net" {\n    default deny\n    allow read, exec /usr/\n    allow read /etc/ld.so.cache\n    allow read /tmp/bw-net/\n    allow metadata, ioctl /\n}\n' >"$W/no-net.bwp"
     bwc "$W/no-net.bwp" --backend="$backend" -o "$W/no-net.o" 2>/dev/null || return 1
+    bwc "$here/policies/net-conditions.bwp" --backend="$backend" -o "$W/net-conditions.o" 2>"$out/bwc.err" ||
+        return 1
     listen tcp 127.0.0.1 47001 tcp-allowed && listen tcp 127.0.0.1 47002 tcp-denied &&
         listen tcp ::1 47001 tcp6-allowed && listen tcp ::1 47002 tcp6-denied &&
         listen udp 127.0.0.1 47201 udp-allowed && listen udp 127.0.0.1 47202 udp-denied &&
@@ -180,6 +182,45 @@ test_unix_abstract_by_family() {
     expect_eacces && expect_denial "create socket unix type 1 protocol 0" "default deny"
 }
 
+# probe_as UID POLICY ARGS...: probe, with the program running as UID.
+probe_as() {
+    local uid=$1 policy=$2
+    shift 2
+    bwrun --uid "$uid" --gid "$uid" "$W/$policy.o" -- /usr/bin/python3 "$W/net_probe.py" "$@" >"$out/stdout" \
+        2>"$out/stderr"
+    echo $? >"$out/status"
+}
+
+test_condition_uid_on_endpoint() {
+    probe_as 65534 net-conditions connect tcp 127.0.0.1 47001
+    expect_eacces || return
+    expect_denial "connect tcp 127.0.0.1:47001" "net deny tcp connect 127.0.0.1:47001"
+    local before
+    before=$(lines tcp-allowed)
+    probe_as 0 net-conditions connect tcp 127.0.0.1 47001
+    expect_ok && [ "$(lines tcp-allowed)" = $((before + 1)) ] || fail "root's connection did not arrive"
+}
+
+test_condition_uid_on_family() {
+    probe_as 0 net-conditions create netlink
+    expect_eacces || return
+    expect_denial "create socket netlink type 3 protocol 0" "net deny all"
+    probe_as 65534 net-conditions create netlink
+    expect_ok
+}
+
+test_condition_exe_on_endpoint() {
+    # Only python3 may connect to 47002; bash's /dev/tcp is another program.
+    local before
+    before=$(lines tcp-denied)
+    bwrun "$W/net-conditions.o" -- /usr/bin/bash -c 'exec 3<>/dev/tcp/127.0.0.1/47002' >"$out/stdout" 2>"$out/stderr"
+    [ $? != 0 ] && grep -q "Permission denied" "$out/stderr" || fail "bash connected: $(head -c 600 "$out/stderr")"
+    expect_denial "connect tcp 127.0.0.1:47002" "net deny all" || return
+    [ "$(lines tcp-denied)" = "$before" ] || fail "bash's connection reached the listener"
+    probe net-conditions connect tcp 127.0.0.1 47002
+    expect_ok && [ "$(lines tcp-denied)" = $((before + 1)) ] || fail "python3's connection did not arrive"
+}
+
 echo "kernel $(uname -r), LSMs $(cat /sys/kernel/security/lsm), backend $backend"
 if ! setup; then
     echo "not ok setup: policies or listeners"
@@ -189,7 +230,8 @@ if ! setup; then
 fi
 for t in ${BW_NET_ONLY:-family_denied net_default_follows_default_deny connect_denied_port ipv6_loopback \
     ipv4_mapped_is_ipv4 bind_denied_port udp_sendto_denied cidr_precedence unix_connect_needs_write_on_the_socket \
-    unix_datagram_needs_write_on_the_socket unix_abstract_by_family}; do
+    unix_datagram_needs_write_on_the_socket unix_abstract_by_family condition_uid_on_endpoint \
+    condition_uid_on_family condition_exe_on_endpoint}; do
     run "$t"
 done
 kill "${listeners[@]}" 2>/dev/null
