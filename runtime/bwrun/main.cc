@@ -128,21 +128,24 @@ bool read_forwarded(int socket, DenialReporter& reporter)
 // (the broker) sets up, under both policies. Needs no privilege.
 int run_nested(const Options& o, const Invocation& inv, int broker)
 {
+    // The broker does what needs privilege: only root (not setuid) changes the program's
+    // ids, and a setuid bwrun gives up root before it opens anything the caller names.
+    const auto credentials = decide_credentials(o, inv.setuid_mode);
+    const bool change_credentials = getuid() == 0 && geteuid() == 0;
+    if (!change_credentials && (credentials.uid != getuid() || credentials.gid != getgid()))
+        throw rt::Failure("inside a sandbox, only root can run the program as another user");
+    if (inv.setuid_mode && drop_to(credentials) != nullptr)
+        rt::fail_errno("cannot give up the setuid root rights");
     const auto read = artifact::read(o.artifact);
     if (const auto* e = std::get_if<artifact::Error>(&read))
         throw rt::Failure(e->message);
     const auto& art = std::get<artifact::Artifact>(read);
     if (!o.name.empty() && !rt::valid_sandbox_name(o.name))
         throw rt::Failure(fmt::format("invalid sandbox name `{}`: use 1-64 letters, digits, `.`, `_` or `-`", o.name));
-    Launch launch{decide_credentials(o, inv.setuid_mode), o.cwd, apply_env_rules(inv.caller_env, o.env), {},
-                  inv.caller_umask, native_seccomp_filter(art.policy)};
+    Launch launch{credentials, o.cwd, apply_env_rules(inv.caller_env, o.env), {}, inv.caller_umask,
+                  native_seccomp_filter(art.policy)};
     launch.argv = program_argv(o, launch);
-    // The broker does what needs privilege: only root (not setuid) changes the program's ids.
-    launch.change_credentials = getuid() == 0 && geteuid() == 0;
-    if (!launch.change_credentials && (launch.credentials.uid != getuid() || launch.credentials.gid != getgid()))
-        throw rt::Failure("inside a sandbox, only root can run the program as another user");
-    if (inv.setuid_mode && drop_to(launch.credentials) != nullptr)
-        rt::fail_errno("cannot give up the setuid root rights");
+    launch.change_credentials = change_credentials;
     nesting::set_broker_env(launch.env, broker);
     const auto audit = open_audit(o.audit, false);
     const int signal_fd = block_forwarded_signals();
