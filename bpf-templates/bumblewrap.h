@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 10
+#define BW_ABI_VERSION 11
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -65,7 +65,8 @@ enum bw_invariant {
 	BW_INV_DEVICES = 1 << 8, /* raw block devices, /dev/mem, /dev/kmem, /dev/port */
 	BW_INV_SELF = 1 << 9,    /* bumblewrap's own state: never loosened */
 	BW_INV_TTY = 1 << 10,    /* push input into a terminal (TIOCSTI, TIOCLINUX) */
-	BW_INV_ALL = (1 << 11) - 1,
+	BW_INV_NAMESPACES = 1 << 11, /* create a user namespace; lifted, mount inside its own ones */
+	BW_INV_ALL = (1 << 12) - 1,
 };
 
 /* What a denial event denied: a path access, or an operation that has no path rule. */
@@ -88,6 +89,7 @@ enum bw_event_op {
 			    * arg: the ioctl command (access ioctl); path as for BW_OP_PATH */
 	BW_OP_AUDIT,      /* not a denial: an allowed access an audit rule records, as BW_OP_PATH */
 	BW_OP_TTY,        /* target: the device number; arg: the ioctl command; path: the name */
+	BW_OP_USERNS,     /* the creation of a user namespace */
 };
 
 /*
@@ -105,6 +107,8 @@ struct bw_sandbox {
 	__u8 classes[256];      /* byte -> class */
 	__u32 invariants;       /* enum bw_invariant: those in force */
 	__u32 audits;           /* 1 when the policy has audit rules */
+	__u32 mnt_ns;           /* the inode numbers of the mount and user namespaces the sandbox */
+	__u32 user_ns;          /* started in: paths are named in that mount namespace */
 };
 
 /* `when exe` patterns: a policy names at most this many, each one bit of a mask. */

@@ -69,9 +69,12 @@ struct list_head {
 };
 
 /* inodes and file systems, for the device and file-system invariants */
+struct user_namespace;
+
 struct super_block {
 	unsigned long s_magic;
 	struct list_head s_mounts; /* its mounts, linked by mount.mnt_instance */
+	struct user_namespace *s_user_ns; /* the user namespace it was mounted in */
 };
 
 struct inode {
@@ -173,8 +176,19 @@ struct mount {
 	struct list_head mnt_instance;
 };
 
+/* include/linux/ns_common.h: the inode number of /proc/PID/ns/NAME */
+struct ns_common {
+	unsigned int inum;
+};
+
+struct user_namespace {
+	struct ns_common ns;
+};
+
 struct mnt_namespace {
+	struct ns_common ns;
 	struct mount *root;
+	struct user_namespace *user_ns; /* the user namespace that owns it */
 };
 
 struct nsproxy {
@@ -221,6 +235,7 @@ struct vm_area_struct {
 #define ENOENT 2
 #define ENODEV 19
 #define EXDEV 18
+#define EREMOTE 66
 #define EFAULT 14
 #define ELOOP 40
 #define E2BIG 7
@@ -261,6 +276,8 @@ struct vm_area_struct {
 /* include/uapi/linux/magic.h */
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define BPF_FS_MAGIC 0xcafe4a11
+#define PROC_SUPER_MAGIC 0x9fa0
+#define SYSFS_MAGIC 0x62656572
 
 /* include/linux/ptrace.h: the check of a ptrace attach (not a mere read of /proc) */
 #define PTRACE_MODE_ATTACH 0x02

@@ -1,23 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The path resolver every hook shares: the name of (mount, dentry) in the current task's
- * mount namespace, written right to left into the task's scratch buffer.
+ * The path resolver every hook shares: the name of (mount, dentry) in the sandbox's mount
+ * namespace (the one it started in), written right to left into the task's scratch buffer.
  *
  * The walk climbs d_parent to the mount's root, then crosses to the mount it sits on,
  * and stops at the root mount of the namespace, not at the task's root directory: a
  * chroot inside the sandbox cannot rename what it reaches (bpf_d_path would follow the
- * task's root). It needs no sleepable hook, so every hook can use it.
+ * task's root). A mount of another namespace (one the sandbox made with a user namespace
+ * of its own, a detached tree) has names the sandbox chose: the caller decides the file
+ * on its names in the sandbox's namespace instead (names.bpf.h). It needs no sleepable
+ * hook, so every hook can use it.
  *
  * It fails, and the hook denies, when the name cannot be trusted:
  *   -ENAMETOOLONG	the path does not fit in BW_PATH_MAX bytes, NUL included;
  *   -ENODEV		the file lives on a kernel-internal mount (pipe, socket, memfd,
  *			an overlayfs layer): no path names it (decide.bpf.h says which
  *			accesses pass);
- *   -EXDEV		its mount is not attached to the task's namespace (a detached
- *			open_tree clone, a lazily unmounted tree), or the dentry is not
- *			connected to its mount's root;
+ *   -EREMOTE		its mount belongs to another mount namespace (not reported: the
+ *			caller names the file in the sandbox's namespace);
+ *   -EXDEV		its mount is attached to no namespace (a lazily unmounted tree),
+ *			or the dentry is not connected to its mount's root;
  *   -EFAULT		a kernel read failed;
  *   -ELOOP		more components than the walk's bound.
+ *
+ * A file system that the sandbox mounted inside its own user namespace, and that has no
+ * mount in the sandbox's namespace, is named from its own root instead, under the place
+ * its type has there: a proc instance under /proc, sysfs under /sys (names.bpf.h).
  */
 #ifndef BUMBLEWRAP_PATH_BPF_H
 #define BUMBLEWRAP_PATH_BPF_H
@@ -116,17 +124,63 @@ static long bw_resolve_step(__u64 i, void *ctx)
 	return bw_resolve_name(r, parent);
 }
 
-/*
- * Resolves (mnt, dentry) into buf, which holds BW_PATH_MAX + BW_NAME_MAX + 1 bytes. Returns
- * the offset of the path's first byte (the path ends with the NUL at BW_PATH_MAX - 1), or
- * a negative errno as listed above.
- */
-static long bw_resolve_path(char *buf, const struct vfsmount *mnt, struct dentry *dentry)
+/* One step up to the file system's root, whatever the mounts: a bpf_loop callback. */
+static long bw_resolve_sb_step(__u64 i, void *ctx)
 {
-	struct task_struct___paths *task = (void *)bpf_get_current_task();
+	struct bw_resolve *r = ctx;
+	struct dentry *dentry = r->dentry, *parent;
+
+	if (bpf_core_read(&parent, sizeof(parent), &dentry->d_parent)) {
+		r->error = -EFAULT;
+		return 1;
+	}
+	if (parent == dentry) {
+		r->done = 1;
+		return 1;
+	}
+	return bw_resolve_name(r, parent);
+}
+
+/* Where a file system that the sandbox mounted in a user namespace of its own is named
+ * (bw_resolve_path's fs_prefix); BW_FS_NONE: it is named nowhere. */
+enum bw_fs_prefix {
+	BW_FS_NONE,
+	BW_FS_PROC,
+	BW_FS_SYS,
+};
+
+/* Prepends "/proc" or "/sys"; 0, or -ENAMETOOLONG. Byte by byte: no string constant. */
+static __always_inline int bw_resolve_prefix(struct bw_resolve *r, __u32 fs_prefix)
+{
+	char *at;
+
+	if (r->start < 5 || r->start > BW_PATH_MAX - 1)
+		return -ENAMETOOLONG;
+	if (fs_prefix == BW_FS_PROC) {
+		r->start -= 5;
+		at = r->buf + (r->start & (BW_PATH_MAX - 1));
+		at[0] = '/', at[1] = 'p', at[2] = 'r', at[3] = 'o', at[4] = 'c';
+	} else {
+		r->start -= 4;
+		at = r->buf + (r->start & (BW_PATH_MAX - 1));
+		at[0] = '/', at[1] = 's', at[2] = 'y', at[3] = 's';
+	}
+	return 0;
+}
+
+/*
+ * Resolves (mnt, dentry) into buf, which holds BW_PATH_MAX + BW_NAME_MAX + 1 bytes, in
+ * the mount namespace whose inode number is ns_inum; with fs_prefix (enum bw_fs_prefix),
+ * from the file system's root under that prefix instead, whatever the mount. Returns the
+ * offset of the path's first byte (the path ends with the NUL at BW_PATH_MAX - 1), or a
+ * negative errno as listed above.
+ */
+static long bw_resolve_path(char *buf, const struct vfsmount *mnt, struct dentry *dentry, __u32 ns_inum,
+			    __u32 fs_prefix)
+{
 	struct mount *real = bw_real_mount(mnt);
-	struct mnt_namespace *ns, *mnt_ns;
-	struct nsproxy *nsproxy;
+	struct mnt_namespace *mnt_ns;
+	unsigned int inum;
 	struct bw_resolve r = {
 		.buf = buf,
 		.dentry = dentry,
@@ -134,22 +188,28 @@ static long bw_resolve_path(char *buf, const struct vfsmount *mnt, struct dentry
 		.start = BW_PATH_MAX - 1,
 	};
 
-	if (bpf_core_read(&nsproxy, sizeof(nsproxy), &task->nsproxy) ||
-	    bpf_core_read(&ns, sizeof(ns), &nsproxy->mnt_ns) ||
-	    bpf_core_read(&r.root, sizeof(r.root), &ns->root) ||
-	    bpf_core_read(&mnt_ns, sizeof(mnt_ns), &real->mnt_ns))
-		return -EFAULT;
-	if ((void *)mnt_ns == MNT_NS_INTERNAL)
-		return -ENODEV;
-	if (mnt_ns != ns)
-		return -EXDEV;
+	if (fs_prefix == BW_FS_NONE) {
+		if (bpf_core_read(&mnt_ns, sizeof(mnt_ns), &real->mnt_ns))
+			return -EFAULT;
+		if ((void *)mnt_ns == MNT_NS_INTERNAL)
+			return -ENODEV;
+		if (!mnt_ns)
+			return -EXDEV;
+		if (bpf_core_read(&inum, sizeof(inum), &mnt_ns->ns.inum) ||
+		    bpf_core_read(&r.root, sizeof(r.root), &mnt_ns->root))
+			return -EFAULT;
+		if (inum != ns_inum)
+			return -EREMOTE;
+	}
 
 	buf[BW_PATH_MAX - 1] = 0;
-	bpf_loop(BW_PATH_MAX_COMPONENTS, bw_resolve_step, &r, 0);
+	bpf_loop(BW_PATH_MAX_COMPONENTS, fs_prefix == BW_FS_NONE ? bw_resolve_step : bw_resolve_sb_step, &r, 0);
 	if (r.error)
 		return r.error;
 	if (!r.done)
 		return -ELOOP;
+	if (fs_prefix != BW_FS_NONE && bw_resolve_prefix(&r, fs_prefix))
+		return -ENAMETOOLONG;
 	/* The root itself: the walk named nothing. */
 	if (r.start == BW_PATH_MAX - 1) {
 		r.start--;
