@@ -15,7 +15,14 @@
 #define BW_PATH_MAX 4096
 /* The kernel's NAME_MAX: the longest path component. */
 #define BW_NAME_MAX 255
+/* Mounts of one file system in the sandbox's mount namespace that name a file: a power of two. */
+#define BW_NAMES_MAX 16
+/* Mount points a file's name may pass when it is named through another namespace's
+ * mount: a power of two. */
+#define BW_COVERED_MAX 4
 #define BW_MAX_SANDBOXES 1024
+/* File systems that sandboxes mounted themselves, all sandboxes together. */
+#define BW_MAX_OWN_SBS 4096
 #define BW_EVENTS_BYTES (256 * 1024)
 
 /* DFA state numbers: 0 is the dead state (no rule can match any more). */
@@ -90,6 +97,7 @@ enum bw_event_op {
 	BW_OP_AUDIT,      /* not a denial: an allowed access an audit rule records, as BW_OP_PATH */
 	BW_OP_TTY,        /* target: the device number; arg: the ioctl command; path: the name */
 	BW_OP_USERNS,     /* the creation of a user namespace */
+	BW_OP_NEW_FS,     /* a new file system: arg its magic; target_comm its type */
 };
 
 /*
@@ -164,6 +172,12 @@ struct bw_link {
 struct bw_scratch {
 	char path[BW_PATH_MAX];
 	char spill[BW_NAME_MAX + 1];
+	/* A twin walk's (path.bpf.h): the mounts of the file's file system in the sandbox's
+	 * mount namespace (struct mount *) and their roots (struct dentry *), and the mount
+	 * points it passed (struct dentry *). */
+	__u64 twin[BW_NAMES_MAX];
+	__u64 twin_root[BW_NAMES_MAX];
+	__u64 covered[BW_COVERED_MAX];
 };
 
 /* A denial, or an audit record, as written to the sandbox's ring buffer. path holds

@@ -3,9 +3,7 @@
  * What every path hook does: find the current task's sandbox (one lookup, and nothing
  * more for a process outside every sandbox), resolve the path (path.bpf.h), walk it
  * through the automaton, and deny with a report when the policy does not allow an
- * access kind. A hook is then a few lines: bw_hook_enter, then bw_check per path. A file
- * reached through a mount of another namespace is decided on its names in the sandbox's
- * own (names.bpf.h).
+ * access kind. A hook is then a few lines: bw_hook_enter, then bw_check per path.
  *
  * The including program defines, before including a hook:
  *   int bw_policy_tables(struct bw_walk *w, __u64 cgid)
@@ -228,7 +226,7 @@ static int bw_audit_repeated(struct dentry *dentry, __u32 kind, __u32 rule)
 /* The audit rule that records an access of `kinds` (a mask of BW_KIND) that the policy
  * allowed, on the walk's path; 0 when none does, or when it repeats the task's last
  * record. *kind becomes the kind it records. Its own frame keeps its chain off
- * bw_check_path's stack. */
+ * bw_check_access's stack. */
 static __noinline __u32 bw_chain_audit(struct bw_walk *w, struct dentry *dentry, __u32 open_flags, __u32 kinds,
 				       __u32 *kind)
 {
@@ -267,15 +265,13 @@ static int bw_record_exe(struct bw_walk *w)
 
 /*
  * 0 when the sandbox's policy allows every access kind in `kinds` (a mask of BW_KIND) of
- * the access `a` through its mount; otherwise reports the first kind denied and returns
- * -EACCES. A path that cannot be resolved, or a sandbox without its tables, is denied;
- * a mount of another namespace returns -EREMOTE unreported. An allowed access that an
- * audit rule records is reported as an audit record. On a device node the device rules
+ * the access `a`; otherwise reports the first kind denied and returns -EACCES. A path that
+ * cannot be resolved, or a sandbox without its tables, is denied. An allowed access that
+ * an audit rule records is reported as an audit record. On a device node the device rules
  * decide first, by the patterns its path matches and by its number; the path rules decide
- * the kinds they leave. fs_prefix: as bw_resolve_path's.
+ * the kinds they leave.
  */
-static __always_inline int bw_check_path(const struct bw_hook *h, const struct bw_access *a, __u32 kinds,
-					 __u32 fs_prefix)
+static int bw_check_access(const struct bw_hook *h, const struct bw_access *a, __u32 kinds)
 {
 	struct dentry *dentry = a->dentry;
 	__u32 open_flags = a->open_flags;
@@ -296,15 +292,14 @@ static __always_inline int bw_check_path(const struct bw_hook *h, const struct b
 		bw_report(h->cgid, 0, -ENOMEM, bw_first_kind(kinds), h->sandbox->default_rule);
 		return -EACCES;
 	}
-	start = bw_resolve_path(scratch->path, a->mnt, dentry, h->sandbox->mnt_ns, fs_prefix);
-	if (start == -EREMOTE)
-		return -EREMOTE;
+	start = bw_resolve_path(scratch, h->sandbox, a->mnt, dentry);
 	/*
 	 * Files on kernel-internal mounts have no path a policy could name: pipes, sockets
 	 * and memfds reached through a held fd (fstat, ftruncate, reopening /proc/self/fd/N),
 	 * and the layers overlayfs opens for itself after the overlay's own path was
 	 * decided (from 6.2, its backing files reach file_open and file_mprotect with the
-	 * layer's path). They pass, except where the hook asks otherwise: execve and
+	 * layer's path). Nor have those of a file system the sandbox mounted itself in a
+	 * namespace of its own. They pass, except where the hook asks otherwise: execve and
 	 * PROT_EXEC mmap of a memfd are denied. A device node there is decided by the
 	 * device rules by number.
 	 */
@@ -362,86 +357,17 @@ static __always_inline int bw_check_path(const struct bw_hook *h, const struct b
 	return 0;
 }
 
-/* One access through one mount, for bw_check_query: a global function takes a pointer to
- * memory, here the task's (names.bpf.h). */
-struct bw_query {
-	__u64 cgid;
-	struct bw_access a;
-	__u32 kinds;
-	__u32 fs_prefix; /* enum bw_fs_prefix */
-};
-
-/*
- * bw_check_path of a query. A global function: the verifier checks it once, with unknown
- * arguments, however many times a hook calls it (6.12's verifier went past its million
- * instructions when a loop over a file's names called it inline). The sandbox is looked
- * up again: a global function takes no pointer to a map value.
- */
-__noinline int bw_check_query(const struct bw_query *q)
-{
-	struct bw_hook h;
-
-	if (!q)
-		return -EACCES;
-	h.cgid = q->cgid;
-	h.sandbox = bpf_map_lookup_elem(&bw_sandboxes, &h.cgid);
-	/* The calling hook found it: only the sandbox's removal races here. */
-	if (!h.sandbox)
-		return -EACCES;
-	return bw_check_path(&h, &q->a, q->kinds, q->fs_prefix);
-}
-
-#include "names.bpf.h"
-
-/*
- * The task's request for an access of `kinds` (a mask of BW_KIND and the flags above), to
- * a file the hook then names in request->query.a; NULL, reported, when the task has no
- * room for it. In the task's storage rather than on the stack: 6.1 gives all the frames
- * of a program 512 bytes.
- */
-static struct bw_request *bw_request(const struct bw_hook *h, __u32 kinds)
-{
-	struct bw_request *req;
-
-	req = bpf_task_storage_get(&bw_requests, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!req) {
-		bw_report(h->cgid, 0, -ENOMEM, bw_first_kind(kinds), h->sandbox->default_rule);
-		return 0;
-	}
-	req->query.cgid = h->cgid;
-	req->query.a = (struct bw_access){};
-	req->query.kinds = kinds;
-	req->query.fs_prefix = BW_FS_NONE;
-	return req;
-}
-
-/*
- * 0 when the sandbox's policy allows the request (bw_check_path's contract), decided on
- * the file's path through its mount, or where that mount is of another namespace, on
- * every name the file has in the sandbox's (bw_check_names); -EACCES otherwise.
- */
-static int bw_check_request(const struct bw_hook *h, struct bw_request *req)
-{
-	int err = bw_check_query(&req->query);
-
-	if (err == -EREMOTE)
-		return bw_check_names(h, req);
-	/* A global function's result is any number to the verifier; a hook's is an errno. */
-	return err ? -EACCES : 0;
-}
-
-/* bw_check_request for every access but an open, to a file that is no device node: flag
+/* bw_check_access for every access but an open, to a file that is no device node: flag
  * conditions never hold. */
 static __always_inline int bw_check(const struct bw_hook *h, const struct vfsmount *mnt, struct dentry *dentry,
 				    __u32 kinds)
 {
-	struct bw_request *req = bw_request(h, kinds);
+	struct bw_access a = {
+		.mnt = mnt,
+		.dentry = dentry,
+	};
 
-	if (!req)
-		return -EACCES;
-	req->query.a.mnt = mnt;
-	req->query.a.dentry = dentry;
-	return bw_check_request(h, req);
+	return bw_check_access(h, &a, kinds);
 }
 
 /* The access to an open file: its flags, and for a device node its mode and number. */

@@ -24,21 +24,19 @@ SEC("lsm/path_mknod")
 int BPF_PROG(bw_path_mknod, const struct path *dir, struct dentry *dentry, unsigned short mode,
 	     unsigned int dev, int ret)
 {
-	struct bw_request *req;
+	struct bw_access a = {
+		.mnt = dir->mnt,
+		.dentry = dentry,
+		.mode = mode,
+		.dev = bw_decode_user_dev(dev),
+	};
 	struct bw_hook h;
 
 	if (ret)
 		return ret;
 	if (!bw_hook_enter(&h))
 		return 0;
-	req = bw_request(&h, BW_KIND(BW_ACCESS_CREATE));
-	if (!req)
-		return -EACCES;
-	req->query.a.mnt = dir->mnt;
-	req->query.a.dentry = dentry;
-	req->query.a.mode = mode;
-	req->query.a.dev = bw_decode_user_dev(dev);
-	return bw_check_request(&h, req);
+	return bw_check_access(&h, &a, BW_KIND(BW_ACCESS_CREATE));
 }
 
 SEC("lsm/path_mkdir")

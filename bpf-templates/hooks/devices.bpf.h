@@ -5,7 +5,7 @@
  * access kind decides that kind; the path rules decide the kinds no rule matches. A rule
  * by pattern matches when the node's path ends in a state that has its pattern; a rule
  * by number, by the node's type and number. An allowing rule decides ioctl by its list of
- * commands. bw_check_path calls bw_device_check after its walk when the file_open,
+ * commands. bw_check_access calls bw_device_check after its walk when the file_open,
  * create (mknod) and ioctl hooks hand it a device node. Only decide.bpf.h includes this
  * file, after the hook, access and chain types it uses.
  *
@@ -112,7 +112,7 @@ static __always_inline int bw_is_device(__u32 mode)
 	return (mode & S_IFMT) == S_IFCHR || (mode & S_IFMT) == S_IFBLK;
 }
 
-/* A device node as bw_check_path found it: the access, the path it resolved (len
+/* A device node as bw_check_access found it: the access, the path it resolved (len
  * counts the NUL; negative: the errno of a path it could not resolve), and the device
  * patterns that path matches. */
 struct bw_device_node {

@@ -29,7 +29,7 @@ SEC("lsm/file_open")
 int BPF_PROG(bw_file_open, struct file *file, int ret)
 {
 	__u32 kinds = bw_open_kinds(file);
-	struct bw_request *req;
+	struct bw_access a;
 	struct bw_hook h;
 	int err;
 
@@ -44,11 +44,8 @@ int BPF_PROG(bw_file_open, struct file *file, int ret)
 	/* An open with O_ACCMODE 3 asks for no access kind. */
 	if (!kinds)
 		return 0;
-	req = bw_request(&h, kinds);
-	if (!req)
-		return -EACCES;
-	bw_file_access(file, 0, &req->query.a);
-	return bw_check_request(&h, req);
+	bw_file_access(file, 0, &a);
+	return bw_check_access(&h, &a, kinds);
 }
 
 #endif /* BUMBLEWRAP_HOOK_FILE_OPEN_H */

@@ -28,7 +28,7 @@ static __always_inline int bw_attr_ioctl(unsigned int cmd)
 static __always_inline int bw_check_ioctl(struct file *file, unsigned int cmd, int ret)
 {
 	__u32 kinds = BW_KIND(BW_ACCESS_IOCTL);
-	struct bw_request *req;
+	struct bw_access a;
 	struct bw_hook h;
 
 	if (ret)
@@ -41,13 +41,10 @@ static __always_inline int bw_check_ioctl(struct file *file, unsigned int cmd, i
 		return 0;
 	if (bw_attr_ioctl(cmd))
 		kinds |= BW_KIND(BW_ACCESS_ATTR);
-	req = bw_request(&h, kinds);
-	if (!req)
-		return -EACCES;
-	bw_file_access(file, cmd, &req->query.a);
+	bw_file_access(file, cmd, &a);
 	/* Flag conditions hold for the open itself, not for later accesses to the file. */
-	req->query.a.open_flags = 0;
-	return bw_check_request(&h, req);
+	a.open_flags = 0;
+	return bw_check_access(&h, &a, kinds);
 }
 
 SEC("lsm/file_ioctl")

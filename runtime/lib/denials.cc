@@ -71,6 +71,7 @@ std::string describe_operation(const bw_event& e)
         return fmt::format("ioctl {} on terminal {}:{} ({})", e.arg == TIOCSTI ? "TIOCSTI" : "TIOCLINUX", major,
                            minor, path);
     case BW_OP_USERNS: return "a new user namespace";
+    case BW_OP_NEW_FS: return fmt::format("a new {} file system", target_comm);
     default: return fmt::format("operation {}", e.op);
     }
 }

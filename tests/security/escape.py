@@ -25,7 +25,7 @@ SYS = {"tkill": 200, "tgkill": 234, "pidfd_send_signal": 424, "pidfd_open": 434,
        "perf_event_open": 298, "init_module": 175, "finit_module": 313, "pivot_root": 155,
        "process_vm_readv": 310, "process_vm_writev": 311, "ptrace": 101, "memfd_create": 319,
        "name_to_handle_at": 303, "open_by_handle_at": 304, "io_uring_setup": 425, "io_uring_enter": 426,
-       "open_tree": 428, "move_mount": 429}
+       "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432}
 PTRACE_ATTACH, PTRACE_DETACH = 16, 17
 
 
@@ -89,6 +89,24 @@ def move_tree(source, target):
     tree = syscall("open_tree", AT_FDCWD, source.encode(), OPEN_TREE_CLONE)
     syscall("move_mount", tree, b"", AT_FDCWD, target.encode(), MOVE_MOUNT_F_EMPTY_PATH)
     show(oserror(os.open, f"{target}/file", os.O_RDONLY))
+
+
+def tree_read(source, name):
+    """A detached copy of `source` without its submounts (open_tree), and a read of `name`
+    through it."""
+    tree = syscall("open_tree", AT_FDCWD, source.encode(), OPEN_TREE_CLONE)
+    show(oserror(os.open, name, os.O_RDONLY, dir_fd=tree))
+
+
+def fsmount_tmpfs():
+    """A tmpfs made with fsopen and fsmount, which never pass mount(2): a file written and
+    read back through the detached mount."""
+    fs = syscall("fsopen", b"tmpfs", 0)
+    syscall("fsconfig", fs, 6, None, None, 0)  # FSCONFIG_CMD_CREATE
+    mnt = syscall("fsmount", fs, 0, 0)
+    fd = os.open("made", os.O_CREAT | os.O_RDWR, 0o600, dir_fd=mnt)
+    os.write(fd, b"made\n")
+    print(os.pread(fd, 16, 0).decode(), end="")
 
 
 def bpf_map_create():
@@ -398,6 +416,10 @@ def main():
         ns_root(*args)
     elif op == "move-tree":
         move_tree(*args)
+    elif op == "tree-read":
+        tree_read(*args)
+    elif op == "fsmount-tmpfs":
+        fsmount_tmpfs()
     elif op == "tkill":
         syscall("tkill", int(args[0]), 15)
     elif op == "tgkill":

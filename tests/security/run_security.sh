@@ -40,7 +40,8 @@
 # And namespaces inside the sandbox (user namespaces refused unless `unsafe namespaces`;
 # with it, mounts in its own namespaces rename nothing, under policies/namespaces.bwp):
 #   userns_refused, userns_bind_secret, userns_pivot_root, userns_chroot,
-#   userns_move_mount, userns_mount_outside_own_ns, userns_new_proc_sysctl, bubblewrap_inside
+#   userns_move_mount, userns_mount_outside_own_ns, userns_new_proc_sysctl, bubblewrap_inside,
+#   userns_overlay, fsmount_tmpfs, covered_name
 set -u
 
 bin=$(cd "${1:?usage: run_security.sh BIN_DIR [maps|c]}" && pwd)
@@ -327,6 +328,43 @@ test_userns_mount_outside_own_ns() {
     sandbox namespaces unshare -Urm sh -c "mount -t tmpfs none $W/mnt && cp /usr/bin/true $W/mnt/t && $W/mnt/t"
     [ "$(status)" != 0 ] || fail "a binary on the sandbox's own tmpfs ran"
     grep -qF "denied exec" "$out/stderr" || fail "no exec denial: $(head -c 600 "$out/stderr")"
+}
+
+test_userns_overlay() {
+    # An overlay opens its layers through kernel-internal mounts, where no name is decided.
+    sandbox namespaces unshare -Urm sh -c "mount -t overlay overlay -o lowerdir=$S/secret:$S/readonly $W/allowed/mnt && cat $W/allowed/mnt/file"
+    refused mount
+    grep -qF "a new overlay file system" "$out/stderr" || fail "not refused as a new file system: $(head -c 600 "$out/stderr")"
+    no_secret
+    sandbox namespaces unshare -Urm sh -c "mount -t tmpfs none $W/allowed/mnt && echo made >$W/allowed/mnt/f && cat $W/allowed/mnt/f"
+    allowed "a tmpfs at the same place" && reads made
+}
+
+test_fsmount_tmpfs() {
+    # fsopen and fsmount make a detached file system without mount(2): a mount all the same.
+    sandbox permissive $esc fsmount-tmpfs
+    refused mount
+    grep -qF "a new tmpfs file system" "$out/stderr" || fail "not refused as a new file system: $(head -c 600 "$out/stderr")"
+    sandbox unsafe-all $esc fsmount-tmpfs
+    allowed "fsmount under unsafe mount" && reads made
+}
+
+test_covered_name() {
+    # A copy of a tree without its submounts shows what a mount hides in the sandbox's own
+    # namespace; the file's name there leads to the mount instead, so it names nothing.
+    # (In a user namespace the kernel refuses such a copy: the mounts it copied are locked.)
+    mkdir -p "$S/allowed/cover" && echo "SECRET under a mount" >"$S/allowed/cover/hidden" &&
+        mount -t tmpfs none "$S/allowed/cover" || {
+        fail "setup: cannot mount over $S/allowed/cover"
+        return
+    }
+    sandbox files $tool tree-read "$S/allowed" cover/hidden
+    [ "$(status)" != 0 ] || fail "the attempt succeeded: $(head -c 400 "$out/stdout")"
+    grep -qF "no name in the sandbox's mount namespace" "$out/stderr" || fail "no denial of the hidden name: $(head -c 600 "$out/stderr")"
+    no_secret
+    sandbox files $tool tree-read "$S/allowed" file
+    umount "$S/allowed/cover"
+    allowed "a file beside the mount point, read through the copy" && reads "public content"
 }
 
 test_userns_new_proc_sysctl() {
@@ -925,6 +963,7 @@ fi
 for t in ${BW_SEC_ONLY:-cgroup_procs_of_parent cgroup_mkdir nest_outside_process bpf_map_create bpffs_pins sysctl_write finit_module \
     init_module mount_tmpfs bind_mount unshare_mount chroot pivot_root userns_refused userns_bind_secret \
     userns_pivot_root userns_chroot userns_move_mount userns_mount_outside_own_ns userns_new_proc_sysctl \
+    userns_overlay fsmount_tmpfs covered_name \
     bubblewrap_inside mknod_block_device dev_mem tiocsti_injection kill_outside \
     tkill_outside tgkill_outside pidfd_send_signal_outside kill_supervisor ptrace_attach_outside \
     process_vm_writev_outside proc_mem_outside bumblewrap_state perf_event_open \
