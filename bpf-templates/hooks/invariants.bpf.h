@@ -6,6 +6,12 @@
  * helpers). Each program asks the sandbox's mask (bw_sandbox.invariants) whether its
  * invariant is in force.
  *
+ * With `unsafe namespaces`, the sandbox may create user namespaces, and mount, unmount,
+ * pivot_root and chroot inside a mount namespace that one of them owns (bw_own_mount_ns);
+ * what it reaches there is still decided on its names in the sandbox's namespace
+ * (path.bpf.h). There it may create only file systems whose files it can be trusted
+ * with or that are named wherever they are mounted (bw_sb_new).
+ *
  * Every program returns an earlier program's denial unchanged, then looks up the current
  * cgroup's sandbox and returns 0 at once outside every sandbox. None of them is sleepable:
  * they read kernel memory and write the ring buffer only. Hook arguments read here are the
@@ -63,15 +69,51 @@ int BPF_PROG(bw_inv_ptrace_traceme, struct task_struct *parent, int ret)
 	return -EPERM;
 }
 
-SEC("lsm/sb_mount")
-int BPF_PROG(bw_inv_sb_mount, const char *dev_name, const struct path *path, const char *type,
-	     unsigned long flags, void *data, int ret)
+/* clone or unshare with CLONE_NEWUSER; "?": the hook is there from 6.1. */
+SEC("?lsm/userns_create")
+int BPF_PROG(bw_inv_userns_create, const struct cred *cred, int ret)
 {
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_MOUNT))
+	if (!bw_invariant_sandbox(&cgid, BW_INV_NAMESPACES))
+		return 0;
+	bw_report_op(cgid, BW_OP_USERNS, BW_INV_NAMESPACES, 0, 0, 0, 0);
+	return -EPERM;
+}
+
+/*
+ * A mount moved, or attached from a detached tree (open_tree, fsmount), in a mount
+ * namespace of the sandbox's own: its source needs `read` on its names in the sandbox's
+ * namespace. (mount(2) with MS_BIND or MS_MOVE names its source by a string the kernel
+ * resolves after the hook: there every access through the new mount is decided on the
+ * file's own names, as here.) A specialised program without the file_open hook allows
+ * every read.
+ */
+static __always_inline int bw_check_move_source(__u64 cgid, const struct bw_sandbox *sandbox,
+						const struct path *from_path)
+{
+#if !defined(BW_HOOK_FILE_OPEN) || BW_HOOK_FILE_OPEN
+	struct bw_hook h = { .cgid = cgid, .sandbox = sandbox };
+
+	return bw_check(&h, from_path->mnt, from_path->dentry, BW_KIND(BW_ACCESS_READ));
+#else
+	return 0;
+#endif
+}
+
+SEC("lsm/sb_mount")
+int BPF_PROG(bw_inv_sb_mount, const char *dev_name, const struct path *path, const char *type,
+	     unsigned long flags, void *data, int ret)
+{
+	const struct bw_sandbox *sandbox;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_MOUNT);
+	if (!sandbox || bw_own_mount_ns(sandbox))
 		return 0;
 	bw_report_op(cgid, BW_OP_MOUNT, BW_INV_MOUNT, 0, flags, dev_name,
 		     BPF_CORE_READ(path, dentry, d_name.name));
@@ -81,12 +123,16 @@ int BPF_PROG(bw_inv_sb_mount, const char *dev_name, const struct path *path, con
 SEC("lsm/move_mount")
 int BPF_PROG(bw_inv_move_mount, const struct path *from_path, const struct path *to_path, int ret)
 {
+	const struct bw_sandbox *sandbox;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_MOUNT))
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_MOUNT);
+	if (!sandbox)
 		return 0;
+	if (bw_own_mount_ns(sandbox))
+		return bw_check_move_source(cgid, sandbox, from_path);
 	bw_report_op(cgid, BW_OP_MOUNT, BW_INV_MOUNT, 0, 0, 0, BPF_CORE_READ(to_path, dentry, d_name.name));
 	return -EPERM;
 }
@@ -94,11 +140,13 @@ int BPF_PROG(bw_inv_move_mount, const struct path *from_path, const struct path 
 SEC("lsm/sb_umount")
 int BPF_PROG(bw_inv_sb_umount, struct vfsmount *mnt, int flags, int ret)
 {
+	const struct bw_sandbox *sandbox;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_MOUNT))
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_MOUNT);
+	if (!sandbox || bw_own_mount_ns(sandbox))
 		return 0;
 	bw_report_op(cgid, BW_OP_UMOUNT, BW_INV_MOUNT, 0, flags, 0, 0);
 	return -EPERM;
@@ -107,11 +155,13 @@ int BPF_PROG(bw_inv_sb_umount, struct vfsmount *mnt, int flags, int ret)
 SEC("lsm/sb_pivotroot")
 int BPF_PROG(bw_inv_sb_pivotroot, const struct path *old_path, const struct path *new_path, int ret)
 {
+	const struct bw_sandbox *sandbox;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_MOUNT))
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_MOUNT);
+	if (!sandbox || bw_own_mount_ns(sandbox))
 		return 0;
 	bw_report_op(cgid, BW_OP_PIVOT_ROOT, BW_INV_MOUNT, 0, 0, 0, BPF_CORE_READ(new_path, dentry, d_name.name));
 	return -EPERM;
@@ -120,14 +170,74 @@ int BPF_PROG(bw_inv_sb_pivotroot, const struct path *old_path, const struct path
 SEC("lsm/path_chroot")
 int BPF_PROG(bw_inv_path_chroot, const struct path *path, int ret)
 {
+	const struct bw_sandbox *sandbox;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_MOUNT))
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_MOUNT);
+	if (!sandbox || bw_own_mount_ns(sandbox))
 		return 0;
 	bw_report_op(cgid, BW_OP_CHROOT, BW_INV_MOUNT, 0, 0, 0, BPF_CORE_READ(path, dentry, d_name.name));
 	return -EPERM;
+}
+
+/*
+ * What a new super block is to the sandbox that creates it, by its type: 1, one it mounted
+ * itself, whose files are made by the sandbox (tmpfs, ramfs, a new devpts instance:
+ * each mount makes a fresh one); 0, one named wherever it is mounted (proc, sysfs:
+ * path.bpf.h); -1, any other, refused. Others would reach files under no name the
+ * policy decides: an overlay opens its layers through kernel-internal mounts, and a
+ * FUSE or cgroup file system has no twin in the sandbox's namespace.
+ */
+static __always_inline int bw_sb_new(unsigned long magic)
+{
+	if (magic == TMPFS_MAGIC || magic == RAMFS_MAGIC || magic == DEVPTS_SUPER_MAGIC)
+		return 1;
+	if (magic == PROC_SUPER_MAGIC || magic == SYSFS_MAGIC)
+		return 0;
+	return -1;
+}
+
+/*
+ * Every new tree of a file system, mount(2) and fsmount(2) alike (vfs_get_tree): the mount
+ * invariant refuses it but in a mount namespace of the sandbox's own, where only the
+ * types bw_sb_new allows are made; those of the sandbox's own are kept in bw_own_sbs.
+ * A super block the kernel mounts for itself (the mqueue of a new IPC namespace) passes.
+ */
+SEC("lsm/sb_set_mnt_opts")
+int BPF_PROG(bw_inv_sb_set_mnt_opts, struct super_block *sb, void *mnt_opts, unsigned long kern_flags,
+	     unsigned long *set_kern_flags, int ret)
+{
+	const struct bw_sandbox *sandbox;
+	unsigned long magic = sb->s_magic;
+	__u64 cgid, key = (__u64)sb;
+	int own = bw_sb_new(magic);
+
+	if (ret)
+		return ret;
+	cgid = bpf_get_current_cgroup_id();
+	sandbox = bpf_map_lookup_elem(&bw_sandboxes, &cgid);
+	if (!sandbox || (sb->s_flags & SB_KERNMOUNT))
+		return 0;
+	if ((sandbox->invariants & BW_INV_MOUNT) && (own < 0 || !bw_own_mount_ns(sandbox))) {
+		bw_report_op(cgid, BW_OP_NEW_FS, BW_INV_MOUNT, 0, magic, sb->s_type->name, 0);
+		return -EPERM;
+	}
+	if (own > 0 && bpf_map_update_elem(&bw_own_sbs, &key, &sandbox->id, BPF_ANY)) {
+		bw_report_op(cgid, BW_OP_NEW_FS, BW_INV_MOUNT, 0, magic, sb->s_type->name, 0);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+SEC("lsm/sb_free_security")
+int BPF_PROG(bw_inv_sb_free_security, struct super_block *sb)
+{
+	__u64 key = (__u64)sb;
+
+	bpf_map_delete_elem(&bw_own_sbs, &key);
+	return 0;
 }
 
 SEC("lsm/bpf")

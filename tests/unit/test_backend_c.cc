@@ -276,7 +276,7 @@ TEST_CASE("the specialised backend keeps the invariants' hooks, and every path h
 
     // Every invariant that can be loosened is: the path hooks stay for bumblewrap's own state.
     auto unsafe = test::checked_policy("policy \"p\" {\n    default allow\n    unsafe cgroup, bpf, perf, signal, "
-                                       "ptrace, mount, modules, sysctl, devices, tty\n}\n");
+                                       "ptrace, mount, modules, sysctl, devices, tty, namespaces\n}\n");
     auto b = run_compile_paths(unsafe, diags);
     REQUIRE(b);
     CHECK(run_backend_c(unsafe, *b).hooks == path_hooks);
