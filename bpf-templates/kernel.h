@@ -232,6 +232,8 @@ struct vm_area_struct {
 #define DCACHE_MOUNTED 0x00010000
 /* include/linux/fs.h: a file system the kernel mounted for itself (kern_mount) */
 #define SB_KERNMOUNT (1 << 22)
+/* include/linux/fs.h: a mount made by an automount point (vfs_submount) */
+#define SB_SUBMOUNT (1 << 26)
 /* include/uapi/asm-generic/mman-common.h */
 #define PROT_EXEC 0x4
 /* include/uapi/linux/fs.h */

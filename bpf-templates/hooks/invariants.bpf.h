@@ -9,8 +9,7 @@
  * With `unsafe namespaces`, the sandbox may create user namespaces, and mount, unmount,
  * pivot_root and chroot inside a mount namespace that one of them owns (bw_own_mount_ns);
  * what it reaches there is still decided on its names in the sandbox's namespace
- * (path.bpf.h). There it may create only file systems whose files it can be trusted
- * with or that are named wherever they are mounted (bw_sb_new).
+ * (path.bpf.h). Which file systems it may create there, hooks/new_fs.bpf.h decides.
  *
  * Every program returns an earlier program's denial unchanged, then looks up the current
  * cgroup's sandbox and returns 0 at once outside every sandbox. None of them is sleepable:
@@ -180,64 +179,6 @@ int BPF_PROG(bw_inv_path_chroot, const struct path *path, int ret)
 		return 0;
 	bw_report_op(cgid, BW_OP_CHROOT, BW_INV_MOUNT, 0, 0, 0, BPF_CORE_READ(path, dentry, d_name.name));
 	return -EPERM;
-}
-
-/*
- * What a new super block is to the sandbox that creates it, by its type: 1, one it mounted
- * itself, whose files are made by the sandbox (tmpfs, ramfs, a new devpts instance:
- * each mount makes a fresh one); 0, one named wherever it is mounted (proc, sysfs:
- * path.bpf.h); -1, any other, refused. Others would reach files under no name the
- * policy decides: an overlay opens its layers through kernel-internal mounts, and a
- * FUSE or cgroup file system has no twin in the sandbox's namespace.
- */
-static __always_inline int bw_sb_new(unsigned long magic)
-{
-	if (magic == TMPFS_MAGIC || magic == RAMFS_MAGIC || magic == DEVPTS_SUPER_MAGIC)
-		return 1;
-	if (magic == PROC_SUPER_MAGIC || magic == SYSFS_MAGIC)
-		return 0;
-	return -1;
-}
-
-/*
- * Every new tree of a file system, mount(2) and fsmount(2) alike (vfs_get_tree): the mount
- * invariant refuses it but in a mount namespace of the sandbox's own, where only the
- * types bw_sb_new allows are made; those of the sandbox's own are kept in bw_own_sbs.
- * A super block the kernel mounts for itself (the mqueue of a new IPC namespace) passes.
- */
-SEC("lsm/sb_set_mnt_opts")
-int BPF_PROG(bw_inv_sb_set_mnt_opts, struct super_block *sb, void *mnt_opts, unsigned long kern_flags,
-	     unsigned long *set_kern_flags, int ret)
-{
-	const struct bw_sandbox *sandbox;
-	unsigned long magic = sb->s_magic;
-	__u64 cgid, key = (__u64)sb;
-	int own = bw_sb_new(magic);
-
-	if (ret)
-		return ret;
-	cgid = bpf_get_current_cgroup_id();
-	sandbox = bpf_map_lookup_elem(&bw_sandboxes, &cgid);
-	if (!sandbox || (sb->s_flags & SB_KERNMOUNT))
-		return 0;
-	if ((sandbox->invariants & BW_INV_MOUNT) && (own < 0 || !bw_own_mount_ns(sandbox))) {
-		bw_report_op(cgid, BW_OP_NEW_FS, BW_INV_MOUNT, 0, magic, sb->s_type->name, 0);
-		return -EPERM;
-	}
-	if (own > 0 && bpf_map_update_elem(&bw_own_sbs, &key, &sandbox->id, BPF_ANY)) {
-		bw_report_op(cgid, BW_OP_NEW_FS, BW_INV_MOUNT, 0, magic, sb->s_type->name, 0);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-SEC("lsm/sb_free_security")
-int BPF_PROG(bw_inv_sb_free_security, struct super_block *sb)
-{
-	__u64 key = (__u64)sb;
-
-	bpf_map_delete_elem(&bw_own_sbs, &key);
-	return 0;
 }
 
 SEC("lsm/bpf")

@@ -25,7 +25,7 @@ std::string unresolved(std::int32_t error)
     case ELOOP:
         return "a path the kernel could not resolve (more components than the walk's bound)";
     case E2BIG:
-        return "a file the kernel handed without its mount, with more mounts to search than the bound";
+        return "a path the kernel could not resolve (its file system has more mounts than the search looks at)";
     default:
         return fmt::format("a path the kernel could not resolve ({})", std::strerror(-error));
     }
