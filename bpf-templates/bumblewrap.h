@@ -165,6 +165,20 @@ struct bw_link {
 	__u32 kinds;
 };
 
+/* The state of a walk over a file system's mounts (path.bpf.h), kept in a map value: a
+ * bpf_loop context must be on the stack, and 6.1 gives all the frames of a program 512
+ * bytes. head and pos are struct list_head *. */
+struct bw_mounts_walk {
+	__u64 head;
+	__u64 pos;
+	__u32 ns_inum;  /* the namespace whose mounts it keeps */
+	__s32 error;
+	__u8 count;     /* of the mounts kept */
+	__u8 check;     /* 0: only look for a kernel-internal mount */
+	__u8 internal;  /* a kernel-internal mount holds the file system */
+	__u8 done;
+};
+
 /* Scratch space per task: the resolved path, written right to left so that it ends at
  * path[BW_PATH_MAX - 1] (see path.bpf.h). The spill lets the verifier see that a
  * component copied at any offset below BW_PATH_MAX stays inside the buffer. Task-local
@@ -178,6 +192,7 @@ struct bw_scratch {
 	__u64 twin[BW_NAMES_MAX];
 	__u64 twin_root[BW_NAMES_MAX];
 	__u64 covered[BW_COVERED_MAX];
+	struct bw_mounts_walk mounts;
 };
 
 /* A denial, or an audit record, as written to the sandbox's ring buffer. path holds

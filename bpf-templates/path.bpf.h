@@ -199,29 +199,24 @@ static long bw_resolve_step(__u64 i, void *ctx)
 	return bw_resolve_name(r, parent);
 }
 
-/* The walk over a file system's mounts (bpf_loop state): it keeps those of one namespace. */
+/* A walk over a file system's mounts, the bpf_loop context: its state (struct
+ * bw_mounts_walk, in a map value) and where it keeps the mounts of one namespace. */
 struct bw_sb_mounts {
-	struct list_head *head;	/* &sb->s_mounts */
-	struct list_head *pos;
-	__u64 *found;		/* BW_NAMES_MAX struct mount * */
-	__u32 ns_inum;		/* the namespace */
-	int error;
-	__u8 count;		/* of found */
-	__u8 check;		/* 0: only look for a kernel-internal mount */
-	__u8 internal;		/* a kernel-internal mount holds the file system */
-	__u8 done;
+	struct bw_mounts_walk *w;
+	__u64 *found; /* BW_NAMES_MAX struct mount * */
 };
 
 /* One mount of the file system: a bpf_loop callback over struct bw_sb_mounts. */
 static long bw_sb_mounts_step(__u64 i, void *ctx)
 {
-	struct bw_sb_mounts *n = ctx;
-	struct list_head *pos = n->pos, *next;
+	struct bw_sb_mounts *c = ctx;
+	struct bw_mounts_walk *n = c->w;
+	struct list_head *pos = (struct list_head *)n->pos, *next;
 	struct mnt_namespace *mnt_ns;
 	unsigned int inum;
 	struct mount *mnt;
 
-	if (pos == n->head) {
+	if (n->pos == n->head) {
 		n->done = 1;
 		return 1;
 	}
@@ -231,7 +226,7 @@ static long bw_sb_mounts_step(__u64 i, void *ctx)
 		n->error = -EFAULT;
 		return 1;
 	}
-	n->pos = next;
+	n->pos = (__u64)next;
 	if ((void *)mnt_ns == MNT_NS_INTERNAL) {
 		n->internal = 1;
 		return 0;
@@ -248,20 +243,38 @@ static long bw_sb_mounts_step(__u64 i, void *ctx)
 		n->error = -E2BIG;
 		return 1;
 	}
-	n->found[n->count & (BW_NAMES_MAX - 1)] = (__u64)mnt;
+	c->found[n->count & (BW_NAMES_MAX - 1)] = (__u64)mnt;
 	n->count++;
 	return 0;
 }
 
-/* Walks a file system's mounts (n->head); 0 when the walk reached the end of the list. */
-static int bw_sb_mounts_walk(struct bw_sb_mounts *n)
+/* Starts a walk over sb's mounts that keeps those of namespace ns_inum (check) or only
+ * notes a kernel-internal one. The state outlives the walk: every field is set. */
+static __always_inline void bw_sb_mounts_start(struct bw_mounts_walk *n, struct super_block *sb, __u32 ns_inum,
+					       __u8 check)
 {
-	struct list_head *head = n->head;
+	n->head = (__u64)&sb->s_mounts;
+	n->pos = 0;
+	n->ns_inum = ns_inum;
+	n->error = 0;
+	n->count = 0;
+	n->check = check;
+	n->internal = 0;
+	n->done = 0;
+}
+
+/* Walks a file system's mounts from where c->w stands at; 0 when the walk reached the
+ * end of the list. */
+static int bw_sb_mounts_walk(struct bw_sb_mounts *c)
+{
+	struct bw_mounts_walk *n = c->w;
+	struct list_head *head = (struct list_head *)n->head, *first;
 
 	n->done = 0;
-	if (bpf_core_read(&n->pos, sizeof(n->pos), &head->next))
+	if (bpf_core_read(&first, sizeof(first), &head->next))
 		return -EFAULT;
-	bpf_loop(BW_SB_MOUNTS_MAX, bw_sb_mounts_step, n, 0);
+	n->pos = (__u64)first;
+	bpf_loop(BW_SB_MOUNTS_MAX, bw_sb_mounts_step, c, 0);
 	if (n->error)
 		return n->error;
 	return n->done ? 0 : -E2BIG;
@@ -284,29 +297,27 @@ static __always_inline int bw_own_sb(const struct bw_sandbox *sandbox, struct su
  */
 static __noinline int bw_resolve_twins(struct bw_resolve *r, const struct bw_sandbox *sandbox, struct super_block *sb)
 {
-	struct bw_sb_mounts n = {
-		.head = &sb->s_mounts,
-		.found = r->scratch->twin,
-		.ns_inum = sandbox->mnt_ns,
-		.check = 1,
-	};
+	struct bw_mounts_walk *n = &r->scratch->mounts;
+	struct bw_sb_mounts c = { .w = n, .found = r->scratch->twin };
 	unsigned long magic;
 	struct mount *twin = 0;
-	__u32 k;
+	__u32 k, count;
 	int err;
 
 	if (bw_own_sb(sandbox, sb))
 		return -ENODEV;
-	err = bw_sb_mounts_walk(&n);
+	bw_sb_mounts_start(n, sb, sandbox->mnt_ns, 1);
+	err = bw_sb_mounts_walk(&c);
 	if (err)
 		return err;
-	for (k = 0; k < BW_NAMES_MAX && k < n.count; k++) {
+	count = n->count;
+	for (k = 0; k < BW_NAMES_MAX && k < count; k++) {
 		twin = (struct mount *)r->scratch->twin[k];
 		if (bpf_core_read(&r->scratch->twin_root[k], sizeof(__u64), &twin->mnt.mnt_root))
 			return -EFAULT;
 	}
 	/* The walk ends at the root of the namespace the twins are in. */
-	if (n.count && BPF_CORE_READ_INTO(&r->root, twin, mnt_ns, root))
+	if (count && BPF_CORE_READ_INTO(&r->root, twin, mnt_ns, root))
 		return -EFAULT;
 	if (bpf_core_read(&magic, sizeof(magic), &sb->s_magic))
 		return -EFAULT;
@@ -314,9 +325,9 @@ static __noinline int bw_resolve_twins(struct bw_resolve *r, const struct bw_san
 		r->prefix = BW_FS_PROC;
 	else if (magic == SYSFS_MAGIC)
 		r->prefix = BW_FS_SYS;
-	else if (!n.count)
+	else if (!count)
 		return -EXDEV;
-	r->twins = n.count;
+	r->twins = count;
 	r->twin_walk = 1;
 	return 0;
 }

@@ -38,6 +38,7 @@ struct bw_name_mounts {
 	__u32 count;             /* of mnt */
 	__u32 internal;          /* a kernel-internal mount holds the file system */
 	struct bw_name_query query;
+	struct bw_mounts_walk walk;
 };
 
 /* Per task, off the stack: 6.1 gives all the frames of a program 512 bytes. */
@@ -91,26 +92,24 @@ static __always_inline int bw_borrowed_creds(void)
 static __noinline int bw_names_collect(const struct bw_sandbox *sandbox, struct super_block *sb,
 				       struct bw_name_mounts *found)
 {
-	struct bw_sb_mounts n = {
-		.head = &sb->s_mounts,
-		.found = found->mnt,
-		.ns_inum = sandbox->mnt_ns,
-	};
+	struct bw_mounts_walk *n = &found->walk;
+	struct bw_sb_mounts c = { .w = n, .found = found->mnt };
 	int err;
 
 	found->count = 0;
 	found->internal = 0;
 	if (bw_borrowed_creds()) {
-		err = bw_sb_mounts_walk(&n);
-		if (err || n.internal) {
-			found->internal = n.internal;
+		bw_sb_mounts_start(n, sb, sandbox->mnt_ns, 0);
+		err = bw_sb_mounts_walk(&c);
+		if (err || n->internal) {
+			found->internal = n->internal;
 			return err;
 		}
 	}
-	n.check = 1;
-	err = bw_sb_mounts_walk(&n);
-	found->count = n.count;
-	found->internal = n.internal;
+	bw_sb_mounts_start(n, sb, sandbox->mnt_ns, 1);
+	err = bw_sb_mounts_walk(&c);
+	found->count = n->count;
+	found->internal = n->internal;
 	return err;
 }
 
@@ -118,7 +117,7 @@ static __noinline int bw_names_collect(const struct bw_sandbox *sandbox, struct 
  * 0 when the policy allows `kinds` on every name of the dentry in the namespace; -EACCES
  * (reported) otherwise, or when the names cannot all be found.
  */
-static int bw_check_names(const struct bw_hook *h, struct dentry *dentry, __u32 kinds)
+static __always_inline int bw_check_names(const struct bw_hook *h, struct dentry *dentry, __u32 kinds)
 {
 	struct bw_name_mounts *found;
 	struct super_block *sb;
