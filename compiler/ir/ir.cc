@@ -24,7 +24,7 @@ constexpr std::array<InvariantInfo, 12> kInvariants = {{
     {Invariant::Tty, "tty", "pushing input into a terminal (TIOCSTI) or pasting the console's selection (TIOCLINUX)"},
     {Invariant::Self, "bumblewrap", "bumblewrap's own state: /run/bumblewrap and /sys/fs/bpf/bumblewrap"},
     {Invariant::Namespaces, "namespaces",
-     "new user namespaces, nor mounts, pivot_root and chroot in the mount namespaces they own"},
+     "new user namespaces, and mounts, pivot_root and chroot in the mount namespaces they own"},
 }};
 
 // Kernel tunables and cgroup files may be read; changing them is what the invariant forbids.
