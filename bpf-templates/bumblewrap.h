@@ -9,13 +9,20 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 10
+#define BW_ABI_VERSION 11
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
 /* The kernel's NAME_MAX: the longest path component. */
 #define BW_NAME_MAX 255
+/* Mounts of one file system in the sandbox's mount namespace that name a file: a power of two. */
+#define BW_NAMES_MAX 16
+/* Mount points a file's name may pass when it is named through another namespace's
+ * mount: a power of two. */
+#define BW_COVERED_MAX 4
 #define BW_MAX_SANDBOXES 1024
+/* File systems that sandboxes mounted themselves, all sandboxes together. */
+#define BW_MAX_OWN_SBS 4096
 #define BW_EVENTS_BYTES (256 * 1024)
 
 /* DFA state numbers: 0 is the dead state (no rule can match any more). */
@@ -65,7 +72,8 @@ enum bw_invariant {
 	BW_INV_DEVICES = 1 << 8, /* raw block devices, /dev/mem, /dev/kmem, /dev/port */
 	BW_INV_SELF = 1 << 9,    /* bumblewrap's own state: never loosened */
 	BW_INV_TTY = 1 << 10,    /* push input into a terminal (TIOCSTI, TIOCLINUX) */
-	BW_INV_ALL = (1 << 11) - 1,
+	BW_INV_NAMESPACES = 1 << 11, /* create a user namespace; lifted, mount inside its own ones */
+	BW_INV_ALL = (1 << 12) - 1,
 };
 
 /* What a denial event denied: a path access, or an operation that has no path rule. */
@@ -88,6 +96,8 @@ enum bw_event_op {
 			    * arg: the ioctl command (access ioctl); path as for BW_OP_PATH */
 	BW_OP_AUDIT,      /* not a denial: an allowed access an audit rule records, as BW_OP_PATH */
 	BW_OP_TTY,        /* target: the device number; arg: the ioctl command; path: the name */
+	BW_OP_USERNS,     /* the creation of a user namespace */
+	BW_OP_NEW_FS,     /* a new file system: arg its magic; target_comm its type */
 };
 
 /*
@@ -105,6 +115,8 @@ struct bw_sandbox {
 	__u8 classes[256];      /* byte -> class */
 	__u32 invariants;       /* enum bw_invariant: those in force */
 	__u32 audits;           /* 1 when the policy has audit rules */
+	__u32 mnt_ns;           /* the inode numbers of the mount and user namespaces the sandbox */
+	__u32 user_ns;          /* started in: paths are named in that mount namespace */
 };
 
 /* `when exe` patterns: a policy names at most this many, each one bit of a mask. */
@@ -153,6 +165,20 @@ struct bw_link {
 	__u32 kinds;
 };
 
+/* The state of a walk over a file system's mounts (path.bpf.h), kept in a map value: a
+ * bpf_loop context must be on the stack, and 6.1 gives all the frames of a program 512
+ * bytes. head and pos are struct list_head *. */
+struct bw_mounts_walk {
+	__u64 head;
+	__u64 pos;
+	__u32 ns_inum;  /* the namespace whose mounts it keeps */
+	__s32 error;
+	__u8 count;     /* of the mounts kept */
+	__u8 check;     /* 0: only look for a kernel-internal mount */
+	__u8 internal;  /* a kernel-internal mount holds the file system */
+	__u8 done;
+};
+
 /* Scratch space per task: the resolved path, written right to left so that it ends at
  * path[BW_PATH_MAX - 1] (see path.bpf.h). The spill lets the verifier see that a
  * component copied at any offset below BW_PATH_MAX stays inside the buffer. Task-local
@@ -160,6 +186,13 @@ struct bw_link {
 struct bw_scratch {
 	char path[BW_PATH_MAX];
 	char spill[BW_NAME_MAX + 1];
+	/* A twin walk's (path.bpf.h): the mounts of the file's file system in the sandbox's
+	 * mount namespace (struct mount *) and their roots (struct dentry *), and the mount
+	 * points it passed (struct dentry *). */
+	__u64 twin[BW_NAMES_MAX];
+	__u64 twin_root[BW_NAMES_MAX];
+	__u64 covered[BW_COVERED_MAX];
+	struct bw_mounts_walk mounts;
 };
 
 /* A denial, or an audit record, as written to the sandbox's ring buffer. path holds

@@ -43,6 +43,19 @@ struct {
 } bw_scratch SEC(".maps");
 
 /*
+ * The file systems sandboxes mounted themselves (a tmpfs in a user namespace of their
+ * own): super_block address -> the sandbox's id. Kept from the mount (hooks/invariants.bpf.h)
+ * until the kernel frees the super block; path.bpf.h lets their files pass, but exec.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, BW_MAX_OWN_SBS);
+	__type(key, __u64);
+	__type(value, __u64);
+} bw_own_sbs SEC(".maps");
+
+/*
  * A task's `when exe` patterns (hooks/exe.bpf.h): exe, those its executable matches; and
  * exe_pending, those of the last binary or interpreter its exec in progress checked,
  * which become exe when the exec can no longer fail. A task without this has none.

@@ -292,13 +292,14 @@ static int bw_check_access(const struct bw_hook *h, const struct bw_access *a, _
 		bw_report(h->cgid, 0, -ENOMEM, bw_first_kind(kinds), h->sandbox->default_rule);
 		return -EACCES;
 	}
-	start = bw_resolve_path(scratch->path, a->mnt, dentry);
+	start = bw_resolve_path(scratch, h->sandbox, a->mnt, dentry);
 	/*
 	 * Files on kernel-internal mounts have no path a policy could name: pipes, sockets
 	 * and memfds reached through a held fd (fstat, ftruncate, reopening /proc/self/fd/N),
 	 * and the layers overlayfs opens for itself after the overlay's own path was
 	 * decided (from 6.2, its backing files reach file_open and file_mprotect with the
-	 * layer's path). They pass, except where the hook asks otherwise: execve and
+	 * layer's path). Nor have those of a file system the sandbox mounted itself in a
+	 * namespace of its own. They pass, except where the hook asks otherwise: execve and
 	 * PROT_EXEC mmap of a memfd are denied. A device node there is decided by the
 	 * device rules by number.
 	 */

@@ -148,6 +148,7 @@ static const struct bw_device_rule *bw_device_rule_at(void *rules, __u32 i)
 
 /* Sandbox invariants: every sandbox has them, whatever its policy. */
 #include "hooks/invariants.bpf.h"
+#include "hooks/new_fs.bpf.h"
 
 /* --- network (hooks/net.bpf.h) --- */
 

@@ -24,6 +24,25 @@ static __always_inline const struct bw_sandbox *bw_invariant_sandbox(__u64 *cgid
 }
 
 /*
+ * Whether the current task's mount namespace is one the sandbox may mount in: the policy
+ * says `unsafe namespaces`, and a user namespace other than the sandbox's owns it, one
+ * the sandbox created. The kernel then allows only what a user namespace may mount (no
+ * block device), keeps the mounts it copied locked together, and lets none propagate
+ * back to the namespace it copied.
+ */
+static __always_inline int bw_own_mount_ns(const struct bw_sandbox *sandbox)
+{
+	struct task_struct___paths *task = (void *)bpf_get_current_task();
+	unsigned int inum;
+
+	if (sandbox->invariants & BW_INV_NAMESPACES)
+		return 0;
+	if (BPF_CORE_READ_INTO(&inum, task, nsproxy, mnt_ns, user_ns, ns.inum))
+		return 0;
+	return inum != sandbox->user_ns;
+}
+
+/*
  * Reports a denied operation. `name` is a short kernel string (a task's comm, a mount's
  * source) and `path` a longer one (a mount point's or a new directory's name); either may
  * be NULL.

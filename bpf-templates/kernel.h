@@ -69,9 +69,18 @@ struct list_head {
 };
 
 /* inodes and file systems, for the device and file-system invariants */
+struct user_namespace;
+
+struct file_system_type {
+	const char *name;
+};
+
 struct super_block {
+	struct file_system_type *s_type;
+	unsigned long s_flags;
 	unsigned long s_magic;
 	struct list_head s_mounts; /* its mounts, linked by mount.mnt_instance */
+	struct user_namespace *s_user_ns; /* the user namespace it was mounted in */
 };
 
 struct inode {
@@ -151,6 +160,7 @@ struct qstr {
 };
 
 struct dentry {
+	unsigned int d_flags;
 	struct dentry *d_parent;
 	struct qstr d_name;
 	struct inode *d_inode;
@@ -171,10 +181,23 @@ struct mount {
 	struct vfsmount mnt;
 	struct mnt_namespace *mnt_ns;
 	struct list_head mnt_instance;
+	struct list_head mnt_mounts; /* the mounts on it, linked by mnt_child */
+	struct list_head mnt_child;
+};
+
+/* include/linux/ns_common.h: the inode number of /proc/PID/ns/NAME */
+struct ns_common {
+	unsigned int inum;
+};
+
+struct user_namespace {
+	struct ns_common ns;
 };
 
 struct mnt_namespace {
+	struct ns_common ns;
 	struct mount *root;
+	struct user_namespace *user_ns; /* the user namespace that owns it */
 };
 
 struct nsproxy {
@@ -205,6 +228,12 @@ struct vm_area_struct {
 
 /* fs/mount.h: the mnt_ns of kern_mount()ed filesystems (pipes, sockets, memfds) */
 #define MNT_NS_INTERNAL ((void *)-22L)
+/* include/linux/dcache.h: a mount sits on this dentry, in some namespace (6.1 and 6.12) */
+#define DCACHE_MOUNTED 0x00010000
+/* include/linux/fs.h: a file system the kernel mounted for itself (kern_mount) */
+#define SB_KERNMOUNT (1 << 22)
+/* include/linux/fs.h: a mount made by an automount point (vfs_submount) */
+#define SB_SUBMOUNT (1 << 26)
 /* include/uapi/asm-generic/mman-common.h */
 #define PROT_EXEC 0x4
 /* include/uapi/linux/fs.h */
@@ -221,6 +250,7 @@ struct vm_area_struct {
 #define ENOENT 2
 #define ENODEV 19
 #define EXDEV 18
+#define EREMOTE 66
 #define EFAULT 14
 #define ELOOP 40
 #define E2BIG 7
@@ -261,6 +291,11 @@ struct vm_area_struct {
 /* include/uapi/linux/magic.h */
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define BPF_FS_MAGIC 0xcafe4a11
+#define PROC_SUPER_MAGIC 0x9fa0
+#define TMPFS_MAGIC 0x01021994
+#define RAMFS_MAGIC 0x858458f6
+#define DEVPTS_SUPER_MAGIC 0x1cd1
+#define SYSFS_MAGIC 0x62656572
 
 /* include/linux/ptrace.h: the check of a ptrace attach (not a mere read of /proc) */
 #define PTRACE_MODE_ATTACH 0x02

@@ -248,6 +248,10 @@ static const struct bw_device_rule *bw_device_rule_at(void *rules, __u32 i)
 #if BW_HOOK_INVARIANTS
 #include "hooks/invariants.bpf.h"
 #endif
+/* The file systems the sandbox makes, for the mount invariant and the path resolver. */
+#if BW_HOOK_NEW_FS
+#include "hooks/new_fs.bpf.h"
+#endif
 
 /* --- network: bw_policy.h's constant tables (see hooks/net.bpf.h) --- */
 #if BW_HOOK_NET

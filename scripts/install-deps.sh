@@ -12,6 +12,7 @@ packages=(
     libfmt-dev catch2
     linux-libc-dev linux-libc-dev-arm64-cross
     qemu-system-x86 busybox-static cpio xz-utils kmod time
+    bubblewrap
 )
 
 missing=()

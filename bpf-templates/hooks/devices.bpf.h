@@ -118,7 +118,7 @@ static __always_inline int bw_is_device(__u32 mode)
 struct bw_device_node {
 	const struct bw_access *a;
 	const char *path;
-	long len;
+	__s32 len; /* narrow: 6.1 gives all the frames of a program 512 bytes */
 	__u32 patterns;
 };
 

@@ -6,6 +6,11 @@
  * helpers). Each program asks the sandbox's mask (bw_sandbox.invariants) whether its
  * invariant is in force.
  *
+ * With `unsafe namespaces`, the sandbox may create user namespaces, and mount, unmount,
+ * pivot_root and chroot inside a mount namespace that one of them owns (bw_own_mount_ns);
+ * what it reaches there is still decided on its names in the sandbox's namespace
+ * (path.bpf.h). Which file systems it may create there, hooks/new_fs.bpf.h decides.
+ *
  * Every program returns an earlier program's denial unchanged, then looks up the current
  * cgroup's sandbox and returns 0 at once outside every sandbox. None of them is sleepable:
  * they read kernel memory and write the ring buffer only. Hook arguments read here are the
@@ -63,15 +68,51 @@ int BPF_PROG(bw_inv_ptrace_traceme, struct task_struct *parent, int ret)
 	return -EPERM;
 }
 
-SEC("lsm/sb_mount")
-int BPF_PROG(bw_inv_sb_mount, const char *dev_name, const struct path *path, const char *type,
-	     unsigned long flags, void *data, int ret)
+/* clone or unshare with CLONE_NEWUSER; "?": the hook is there from 6.1. */
+SEC("?lsm/userns_create")
+int BPF_PROG(bw_inv_userns_create, const struct cred *cred, int ret)
 {
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_MOUNT))
+	if (!bw_invariant_sandbox(&cgid, BW_INV_NAMESPACES))
+		return 0;
+	bw_report_op(cgid, BW_OP_USERNS, BW_INV_NAMESPACES, 0, 0, 0, 0);
+	return -EPERM;
+}
+
+/*
+ * A mount moved, or attached from a detached tree (open_tree, fsmount), in a mount
+ * namespace of the sandbox's own: its source needs `read` on its names in the sandbox's
+ * namespace. (mount(2) with MS_BIND or MS_MOVE names its source by a string the kernel
+ * resolves after the hook: there every access through the new mount is decided on the
+ * file's own names, as here.) A specialised program without the file_open hook allows
+ * every read.
+ */
+static __always_inline int bw_check_move_source(__u64 cgid, const struct bw_sandbox *sandbox,
+						const struct path *from_path)
+{
+#if !defined(BW_HOOK_FILE_OPEN) || BW_HOOK_FILE_OPEN
+	struct bw_hook h = { .cgid = cgid, .sandbox = sandbox };
+
+	return bw_check(&h, from_path->mnt, from_path->dentry, BW_KIND(BW_ACCESS_READ));
+#else
+	return 0;
+#endif
+}
+
+SEC("lsm/sb_mount")
+int BPF_PROG(bw_inv_sb_mount, const char *dev_name, const struct path *path, const char *type,
+	     unsigned long flags, void *data, int ret)
+{
+	const struct bw_sandbox *sandbox;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_MOUNT);
+	if (!sandbox || bw_own_mount_ns(sandbox))
 		return 0;
 	bw_report_op(cgid, BW_OP_MOUNT, BW_INV_MOUNT, 0, flags, dev_name,
 		     BPF_CORE_READ(path, dentry, d_name.name));
@@ -81,12 +122,16 @@ int BPF_PROG(bw_inv_sb_mount, const char *dev_name, const struct path *path, con
 SEC("lsm/move_mount")
 int BPF_PROG(bw_inv_move_mount, const struct path *from_path, const struct path *to_path, int ret)
 {
+	const struct bw_sandbox *sandbox;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_MOUNT))
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_MOUNT);
+	if (!sandbox)
 		return 0;
+	if (bw_own_mount_ns(sandbox))
+		return bw_check_move_source(cgid, sandbox, from_path);
 	bw_report_op(cgid, BW_OP_MOUNT, BW_INV_MOUNT, 0, 0, 0, BPF_CORE_READ(to_path, dentry, d_name.name));
 	return -EPERM;
 }
@@ -94,11 +139,13 @@ int BPF_PROG(bw_inv_move_mount, const struct path *from_path, const struct path 
 SEC("lsm/sb_umount")
 int BPF_PROG(bw_inv_sb_umount, struct vfsmount *mnt, int flags, int ret)
 {
+	const struct bw_sandbox *sandbox;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_MOUNT))
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_MOUNT);
+	if (!sandbox || bw_own_mount_ns(sandbox))
 		return 0;
 	bw_report_op(cgid, BW_OP_UMOUNT, BW_INV_MOUNT, 0, flags, 0, 0);
 	return -EPERM;
@@ -107,11 +154,13 @@ int BPF_PROG(bw_inv_sb_umount, struct vfsmount *mnt, int flags, int ret)
 SEC("lsm/sb_pivotroot")
 int BPF_PROG(bw_inv_sb_pivotroot, const struct path *old_path, const struct path *new_path, int ret)
 {
+	const struct bw_sandbox *sandbox;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_MOUNT))
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_MOUNT);
+	if (!sandbox || bw_own_mount_ns(sandbox))
 		return 0;
 	bw_report_op(cgid, BW_OP_PIVOT_ROOT, BW_INV_MOUNT, 0, 0, 0, BPF_CORE_READ(new_path, dentry, d_name.name));
 	return -EPERM;
@@ -120,11 +169,13 @@ int BPF_PROG(bw_inv_sb_pivotroot, const struct path *old_path, const struct path
 SEC("lsm/path_chroot")
 int BPF_PROG(bw_inv_path_chroot, const struct path *path, int ret)
 {
+	const struct bw_sandbox *sandbox;
 	__u64 cgid;
 
 	if (ret)
 		return ret;
-	if (!bw_invariant_sandbox(&cgid, BW_INV_MOUNT))
+	sandbox = bw_invariant_sandbox(&cgid, BW_INV_MOUNT);
+	if (!sandbox || bw_own_mount_ns(sandbox))
 		return 0;
 	bw_report_op(cgid, BW_OP_CHROOT, BW_INV_MOUNT, 0, 0, 0, BPF_CORE_READ(path, dentry, d_name.name));
 	return -EPERM;

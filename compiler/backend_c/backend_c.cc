@@ -384,6 +384,12 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
                      grouped.device_patterns.size());
     if (p.exe_patterns != 0)
         p.hooks.insert(p.hooks.end(), std::begin(kExeHooks), std::end(kExeHooks));
+    // Every hook above names paths or keeps the mount invariant: both need to know the
+    // file systems the sandbox made itself.
+    const bool new_fs = !p.hooks.empty();
+    h += fmt::format("#define BW_HOOK_NEW_FS {}\n", new_fs ? 1 : 0);
+    if (new_fs)
+        p.hooks.emplace_back("new_fs");
     if (p.hooks.empty()) {
         h += "/* No hook: nothing to decide. */\n";
     } else if (p.inline_decisions) {

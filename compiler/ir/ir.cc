@@ -11,7 +11,7 @@ namespace {
 constexpr std::array<std::string_view, kAccessKinds> kAccessNames = {
     "read", "write", "append", "exec", "create", "delete", "rename", "link", "metadata", "attr", "ioctl"};
 
-constexpr std::array<InvariantInfo, 11> kInvariants = {{
+constexpr std::array<InvariantInfo, 12> kInvariants = {{
     {Invariant::Cgroup, "cgroup", "leaving the sandbox's cgroup: writes under /sys/fs/cgroup, new cgroups"},
     {Invariant::Bpf, "bpf", "the bpf() system call and the BPF file system (/sys/fs/bpf)"},
     {Invariant::Perf, "perf", "perf events (perf_event_open, hardware breakpoints)"},
@@ -23,6 +23,8 @@ constexpr std::array<InvariantInfo, 11> kInvariants = {{
     {Invariant::Devices, "devices", "block devices, /dev/mem, /dev/kmem and /dev/port, by device number"},
     {Invariant::Tty, "tty", "pushing input into a terminal (TIOCSTI) or pasting the console's selection (TIOCLINUX)"},
     {Invariant::Self, "bumblewrap", "bumblewrap's own state: /run/bumblewrap and /sys/fs/bpf/bumblewrap"},
+    {Invariant::Namespaces, "namespaces",
+     "new user namespaces, and mounts, pivot_root and chroot in the mount namespaces they own"},
 }};
 
 // Kernel tunables and cgroup files may be read; changing them is what the invariant forbids.

@@ -47,9 +47,12 @@ enum class Invariant : std::uint16_t {
     Devices = 1u << 8,
     Self = 1u << 9, // bumblewrap's own state: no policy loosens it
     Tty = 1u << 10,
+    // Lifted, the sandbox may create user namespaces and mount inside the mount namespaces
+    // they own; paths are still named in the sandbox's own mount namespace.
+    Namespaces = 1u << 11,
 };
 using InvariantMask = std::uint32_t;
-inline constexpr InvariantMask kAllInvariants = (1u << 11) - 1;
+inline constexpr InvariantMask kAllInvariants = (1u << 12) - 1;
 
 struct InvariantInfo {
     Invariant invariant;

@@ -19,13 +19,13 @@ std::string unresolved(std::int32_t error)
     case ENAMETOOLONG:
         return "a path the kernel could not resolve (longer than PATH_MAX)";
     case EXDEV:
-        return "a path the kernel could not resolve (its mount is outside the sandbox's mount namespace)";
+        return "a path the kernel could not resolve (no name in the sandbox's mount namespace)";
     case ENODEV:
-        return "a path the kernel could not resolve (a pipe, socket or memfd: no path names it)";
+        return "a path the kernel could not resolve (a pipe, socket, memfd, or a file system the sandbox mounted: no path names it)";
     case ELOOP:
         return "a path the kernel could not resolve (more components than the walk's bound)";
     case E2BIG:
-        return "a file the kernel handed without its mount, with more mounts to search than the bound";
+        return "a path the kernel could not resolve (its file system has more mounts than the search looks at)";
     default:
         return fmt::format("a path the kernel could not resolve ({})", std::strerror(-error));
     }
@@ -70,6 +70,8 @@ std::string describe_operation(const bw_event& e)
     case BW_OP_TTY:
         return fmt::format("ioctl {} on terminal {}:{} ({})", e.arg == TIOCSTI ? "TIOCSTI" : "TIOCLINUX", major,
                            minor, path);
+    case BW_OP_USERNS: return "a new user namespace";
+    case BW_OP_NEW_FS: return fmt::format("a new {} file system", target_comm);
     default: return fmt::format("operation {}", e.op);
     }
 }

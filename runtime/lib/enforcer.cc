@@ -27,6 +27,17 @@ namespace bw::rt {
 
 namespace {
 
+// The inode number of one of this process's namespaces ("mnt", "user"), which the
+// sandbox's program also reads: its program starts in them, and paths are named in its
+// mount namespace (bpf-templates/path.bpf.h).
+std::uint32_t namespace_inode(const char* kind)
+{
+    struct stat st{};
+    if (stat(fmt::format("/proc/self/ns/{}", kind).c_str(), &st) != 0)
+        fail_errno(fmt::format("cannot read this process's {} namespace (/proc/self/ns/{})", kind, kind));
+    return static_cast<std::uint32_t>(st.st_ino);
+}
+
 // The sandbox table is pinned last: its pin marks a complete load.
 constexpr const char* kSandboxes = "bw_sandboxes";
 constexpr const char* kEvents = "bw_events";
@@ -474,6 +485,8 @@ int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
         put_inner(events_, cgroup_id, events, "event");
         bw_sandbox sandbox = t.sandbox;
         sandbox.id = cgroup_id;
+        sandbox.mnt_ns = namespace_inode("mnt");
+        sandbox.user_ns = namespace_inode("user");
         if (bpf_map_update_elem(sandboxes_, &cgroup_id, &sandbox, BPF_NOEXIST) != 0)
             fail_errno("cannot register the sandbox");
     } catch (...) {

@@ -24,7 +24,8 @@ libc.syscall.restype = ctypes.c_long
 SYS = {"tkill": 200, "tgkill": 234, "pidfd_send_signal": 424, "pidfd_open": 434, "bpf": 321,
        "perf_event_open": 298, "init_module": 175, "finit_module": 313, "pivot_root": 155,
        "process_vm_readv": 310, "process_vm_writev": 311, "ptrace": 101, "memfd_create": 319,
-       "name_to_handle_at": 303, "open_by_handle_at": 304, "io_uring_setup": 425, "io_uring_enter": 426}
+       "name_to_handle_at": 303, "open_by_handle_at": 304, "io_uring_setup": 425, "io_uring_enter": 426,
+       "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432}
 PTRACE_ATTACH, PTRACE_DETACH = 16, 17
 
 
@@ -35,6 +36,77 @@ def syscall(name, *args):
         print(f"errno {errno.errorcode.get(e, e)}")
         sys.exit(1)
     return r
+
+
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+MS_BIND, MNT_DETACH, AT_FDCWD = 4096, 2, -100
+OPEN_TREE_CLONE, MOVE_MOUNT_F_EMPTY_PATH = 1, 4
+
+
+def libc_call(name, *args):
+    if getattr(libc, name)(*args) != 0:
+        e = ctypes.get_errno()
+        print(f"errno {errno.errorcode.get(e, e)}")
+        sys.exit(1)
+
+
+def own_namespaces():
+    """A user namespace and a mount namespace of our own, with our ids mapped to root."""
+    uid, gid = os.getuid(), os.getgid()
+    libc_call("unshare", CLONE_NEWUSER | CLONE_NEWNS)
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+
+
+def mount(source, target, fstype, flags):
+    libc_call("mount", source.encode(), target.encode(), fstype.encode() if fstype else None, flags, None)
+
+
+def ns_root(how, newroot, exposed):
+    """In namespaces of our own: a tmpfs at `newroot` with `exposed` bound at data/, then
+    pivot_root or chroot into it, and a read of /data/file there."""
+    own_namespaces()
+    mount("none", newroot, "tmpfs", 0)
+    os.mkdir(f"{newroot}/data")
+    os.mkdir(f"{newroot}/old")
+    mount(exposed, f"{newroot}/data", None, MS_BIND)
+    if how == "pivot":
+        os.chdir(newroot)
+        syscall("pivot_root", b".", b"old")
+        os.chdir("/")
+        libc_call("umount2", b"/old", MNT_DETACH)
+    else:
+        os.chroot(newroot)
+        os.chdir("/")
+    show(oserror(os.open, "/data/file", os.O_RDONLY))
+
+
+def move_tree(source, target):
+    """In namespaces of our own: a detached copy of `source` (open_tree) attached at
+    `target` (move_mount), and a read of target/file."""
+    own_namespaces()
+    tree = syscall("open_tree", AT_FDCWD, source.encode(), OPEN_TREE_CLONE)
+    syscall("move_mount", tree, b"", AT_FDCWD, target.encode(), MOVE_MOUNT_F_EMPTY_PATH)
+    show(oserror(os.open, f"{target}/file", os.O_RDONLY))
+
+
+def tree_read(source, name):
+    """A detached copy of `source` without its submounts (open_tree), and a read of `name`
+    through it."""
+    tree = syscall("open_tree", AT_FDCWD, source.encode(), OPEN_TREE_CLONE)
+    show(oserror(os.open, name, os.O_RDONLY, dir_fd=tree))
+
+
+def fsmount_tmpfs():
+    """A tmpfs made with fsopen and fsmount, which never pass mount(2): a file written and
+    read back through the detached mount."""
+    fs = syscall("fsopen", b"tmpfs", 0)
+    syscall("fsconfig", fs, 6, None, None, 0)  # FSCONFIG_CMD_CREATE
+    mnt = syscall("fsmount", fs, 0, 0)
+    fd = os.open("made", os.O_CREAT | os.O_RDWR, 0o600, dir_fd=mnt)
+    os.write(fd, b"made\n")
+    print(os.pread(fd, 16, 0).decode(), end="")
 
 
 def bpf_map_create():
@@ -339,6 +411,15 @@ def main():
         syscall("init_module", image, len(image), b"")
     elif op == "pivot-root":
         syscall("pivot_root", args[0].encode(), args[1].encode())
+    elif op == "ns-root":
+        # ns-root pivot|chroot NEWROOT EXPOSED
+        ns_root(*args)
+    elif op == "move-tree":
+        move_tree(*args)
+    elif op == "tree-read":
+        tree_read(*args)
+    elif op == "fsmount-tmpfs":
+        fsmount_tmpfs()
     elif op == "tkill":
         syscall("tkill", int(args[0]), 15)
     elif op == "tgkill":

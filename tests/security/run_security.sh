@@ -37,6 +37,11 @@
 #   the setuid wrapper trusting the caller's PATH: e2e run_setuid_hostile_environment
 #   a killed supervisor leaving the sandbox unconfined: kill_supervisor; e2e
 #     run_sigkill_fails_closed, run_orphan_stays_confined_until_collected
+# And namespaces inside the sandbox (user namespaces refused unless `unsafe namespaces`;
+# with it, mounts in its own namespaces rename nothing, under policies/namespaces.bwp):
+#   userns_refused, userns_bind_secret, userns_pivot_root, userns_chroot,
+#   userns_move_mount, userns_mount_outside_own_ns, userns_new_proc_sysctl, bubblewrap_inside,
+#   userns_overlay, fsmount_tmpfs, covered_name
 set -u
 
 bin=$(cd "${1:?usage: run_security.sh BIN_DIR [maps|c]}" && pwd)
@@ -54,12 +59,12 @@ export LC_ALL=C
 
 setup() {
     rm -rf "$W" "$S"
-    mkdir -p "$W/mnt" "$W/newroot/old" "$out" "$W/tools" "$W/suid" || return 1
+    mkdir -p "$W/mnt" "$W/newroot/old" "$W/nsroot" "$out" "$W/tools" "$W/suid" || return 1
     setup_files "$W" && setup_files "$S" || return 1
     cp "$here/escape.py" "$here/../e2e/map_exec.py" "$W/tools/" || return 1
     cc -O2 -o "$W/suid/reader" "$here/suid_reader.c" && chmod 4755 "$W/suid/reader" || return 1
     ip link set lo up || return 1
-    for p in permissive unsafe-all files net; do
+    for p in permissive unsafe-all files net namespaces; do
         "$bin/bwc" "$here/policies/$p.bwp" --backend="$backend" -o "$W/$p.o" 2>/dev/null || return 1
     done
     # A kernel module of the running kernel, uncompressed (6.12 ships .ko.xz).
@@ -76,7 +81,7 @@ setup() {
 
 # setup_files ROOT: the trees policies/files.bwp is about.
 setup_files() {
-    mkdir -p "$1/allowed" "$1/secret/dir" "$1/readonly" "$1/noexec" || return 1
+    mkdir -p "$1/allowed/mnt" "$1/secret/dir" "$1/readonly" "$1/noexec" || return 1
     echo "public content" >"$1/allowed/file"
     echo "SECRET content" >"$1/secret/file"
     echo "SECRET content" >"$1/secret/dir/file"
@@ -268,6 +273,135 @@ test_pivot_root() {
     grep -q "^errno E" "$out/stdout" && ! grep -q "errno EPERM" "$out/stdout" ||
         fail "control: not the kernel's own answer: $(cat "$out/stdout")"
     ! grep -qF "by invariant" "$out/stderr" || fail "control: denied under unsafe mount: $(cat "$out/stderr")"
+}
+
+# User namespaces are refused unless the policy says `unsafe namespaces`. With it, the
+# sandbox may mount in the mount namespaces its user namespaces own (policies/namespaces.bwp),
+# but a file keeps the names it has in the sandbox's own namespace: a bind mount, a new
+# root or a move cannot rename the secret into an allowed path.
+test_userns_refused() {
+    sandbox permissive unshare -U true
+    refused namespaces
+    sandbox unsafe-all unshare -U true
+    allowed "unshare -U under unsafe namespaces"
+}
+
+test_userns_bind_secret() {
+    sandbox namespaces unshare -Urm sh -c "mount --bind $W/secret $W/allowed/mnt && cat $W/allowed/mnt/file"
+    denied read "$W/secret/file"
+    no_secret
+    sandbox namespaces unshare -Urm sh -c "mount --bind $W/readonly $W/allowed/mnt && cat $W/allowed/mnt/file"
+    allowed "a bind mount of a readable folder, read through" && reads "read only"
+    sandbox namespaces unshare -Urm sh -c "mount --bind $W/readonly $W/allowed/mnt && echo x >$W/allowed/mnt/file"
+    denied write "$W/readonly/file"
+}
+
+# userns_new_root pivot|chroot: into a tmpfs root with secret/ (then allowed/) bound at /data.
+userns_new_root() {
+    sandbox namespaces $tool ns-root "$1" "$W/nsroot" "$W/secret"
+    denied read "$W/secret/file"
+    no_secret
+    sandbox namespaces $tool ns-root "$1" "$W/nsroot" "$W/allowed"
+    allowed "$1 into a root of the sandbox's own" && reads "public content"
+}
+test_userns_pivot_root() { userns_new_root pivot; }
+test_userns_chroot() { userns_new_root chroot; }
+
+test_userns_move_mount() {
+    # The source of a move needs read: refused at the move, before any read through it.
+    sandbox namespaces $tool move-tree "$W/secret" "$W/allowed/mnt"
+    denied read "$W/secret"
+    grep -q "errno EACCES" "$out/stdout" || fail "the move itself was not refused: $(cat "$out/stdout")"
+    no_secret
+    sandbox namespaces $tool move-tree "$W/readonly" "$W/allowed/mnt"
+    allowed "a detached copy of a readable folder, attached" && reads "read only"
+}
+
+test_userns_mount_outside_own_ns() {
+    # unshare -m alone: a mount namespace that the sandbox's own user namespace owns.
+    sandbox namespaces unshare -m sh -c "mount -t tmpfs none $W/mnt"
+    refused mount
+    sandbox namespaces unshare -Urm sh -c "mount -t tmpfs none $W/mnt && echo hi >$W/mnt/in-ns && cat $W/mnt/in-ns"
+    allowed "a tmpfs in a mount namespace of the sandbox's own" && reads hi
+    [ ! -e "$W/mnt/in-ns" ] || fail "the mount leaked out of its namespace"
+    # A file system of the sandbox's own has no name in the policy: nothing on it runs.
+    sandbox namespaces unshare -Urm sh -c "mount -t tmpfs none $W/mnt && cp /usr/bin/true $W/mnt/t && $W/mnt/t"
+    [ "$(status)" != 0 ] || fail "a binary on the sandbox's own tmpfs ran"
+    grep -qF "denied exec" "$out/stderr" || fail "no exec denial: $(head -c 600 "$out/stderr")"
+}
+
+test_userns_overlay() {
+    # An overlay opens its layers through kernel-internal mounts, where no name is decided.
+    sandbox namespaces unshare -Urm sh -c "mount -t overlay overlay -o lowerdir=$S/secret:$S/readonly $W/allowed/mnt && cat $W/allowed/mnt/file"
+    refused mount
+    grep -qF "a new overlay file system" "$out/stderr" || fail "not refused as a new file system: $(head -c 600 "$out/stderr")"
+    no_secret
+    sandbox namespaces unshare -Urm sh -c "mount -t tmpfs none $W/allowed/mnt && echo made >$W/allowed/mnt/f && cat $W/allowed/mnt/f"
+    allowed "a tmpfs at the same place" && reads made
+}
+
+test_fsmount_tmpfs() {
+    # fsopen and fsmount make a detached file system without mount(2): a mount all the same.
+    sandbox permissive $esc fsmount-tmpfs
+    refused mount
+    grep -qF "a new tmpfs file system" "$out/stderr" || fail "not refused as a new file system: $(head -c 600 "$out/stderr")"
+    sandbox unsafe-all $esc fsmount-tmpfs
+    allowed "fsmount under unsafe mount" && reads made
+}
+
+test_covered_name() {
+    # A copy of a tree without its submounts shows what a mount hides in the sandbox's own
+    # namespace; the file's name there leads to the mount instead, so it names nothing.
+    # (In a user namespace the kernel refuses such a copy: the mounts it copied are locked.)
+    mkdir -p "$S/allowed/cover" && echo "SECRET under a mount" >"$S/allowed/cover/hidden" &&
+        mount -t tmpfs none "$S/allowed/cover" || {
+        fail "setup: cannot mount over $S/allowed/cover"
+        return
+    }
+    sandbox files $tool tree-read "$S/allowed" cover/hidden
+    [ "$(status)" != 0 ] || fail "the attempt succeeded: $(head -c 400 "$out/stdout")"
+    grep -qF "no name in the sandbox's mount namespace" "$out/stderr" || fail "no denial of the hidden name: $(head -c 600 "$out/stderr")"
+    no_secret
+    sandbox files $tool tree-read "$S/allowed" file
+    umount "$S/allowed/cover"
+    allowed "a file beside the mount point, read through the copy" && reads "public content"
+}
+
+test_userns_new_proc_sysctl() {
+    # A proc instance of the sandbox's own is named under /proc, wherever it is mounted.
+    local before
+    before=$(cat /proc/sys/kernel/domainname)
+    sandbox namespaces unshare -Urpf --mount-proc sh -c "echo bw-escape >/proc/sys/kernel/domainname"
+    refused sysctl
+    grep -qF "denied write /proc/sys/kernel/domainname" "$out/stderr" || fail "not named under /proc: $(head -c 600 "$out/stderr")"
+    [ "$(cat /proc/sys/kernel/domainname)" = "$before" ] || fail "the domain name changed"
+    sandbox namespaces unshare -Urmpf sh -c "mkdir -p $W/allowed/p && mount -t proc proc $W/allowed/p && echo bw-escape >$W/allowed/p/sys/kernel/domainname"
+    refused sysctl
+    [ "$(cat /proc/sys/kernel/domainname)" = "$before" ] || fail "the domain name changed"
+    sandbox unsafe-all unshare -Urpf --mount-proc sh -c "echo bw-escape >/proc/sys/kernel/domainname"
+    allowed "the same write under unsafe sysctl"
+    echo "$before" >/proc/sys/kernel/domainname
+}
+
+test_bubblewrap_inside() {
+    command -v bwrap >/dev/null || {
+        fail "bwrap is not installed (scripts/install-deps.sh installs bubblewrap)"
+        return
+    }
+    # As root, bwrap makes a user namespace only when asked.
+    local bw=(bwrap --unshare-user --ro-bind / / --dev /dev --proc /proc --unshare-pid)
+    # bwrap looks at the secret before it binds it: any access to it is refused.
+    sandbox namespaces "${bw[@]}" --bind "$W/secret" /mnt cat /mnt/file
+    [ "$(status)" != 0 ] || fail "the attempt succeeded: $(head -c 400 "$out/stdout")"
+    grep -qE "denied [a-z]+ $W/secret" "$out/stderr" || fail "no denial on secret/: $(head -c 600 "$out/stderr")"
+    no_secret
+    # readonly/ may be read, not written, under whatever name bwrap gives it.
+    sandbox namespaces "${bw[@]}" --bind "$W/readonly" /mnt sh -c "echo x >/mnt/file"
+    denied write "$W/readonly/file"
+    sandbox namespaces "${bw[@]}" --bind "$W/readonly" /mnt cat /mnt/file
+    allowed "bubblewrap inside the sandbox" && reads "read only"
+    sandbox permissive "${bw[@]}" true
+    refused namespaces
 }
 
 test_mknod_block_device() {
@@ -827,7 +961,10 @@ if ! setup; then
     exit 1
 fi
 for t in ${BW_SEC_ONLY:-cgroup_procs_of_parent cgroup_mkdir nest_outside_process bpf_map_create bpffs_pins sysctl_write finit_module \
-    init_module mount_tmpfs bind_mount unshare_mount chroot pivot_root mknod_block_device dev_mem tiocsti_injection kill_outside \
+    init_module mount_tmpfs bind_mount unshare_mount chroot pivot_root userns_refused userns_bind_secret \
+    userns_pivot_root userns_chroot userns_move_mount userns_mount_outside_own_ns userns_new_proc_sysctl \
+    userns_overlay fsmount_tmpfs covered_name \
+    bubblewrap_inside mknod_block_device dev_mem tiocsti_injection kill_outside \
     tkill_outside tgkill_outside pidfd_send_signal_outside kill_supervisor ptrace_attach_outside \
     process_vm_writev_outside proc_mem_outside bumblewrap_state perf_event_open \
     symlink_made_outside symlink_made_inside hardlink_of_secret rename_file_into_allowed rename_denied_dir_out \

@@ -5,8 +5,8 @@
 
 #include <cstddef>
 
-static_assert(BW_ABI_VERSION == 10);
-static_assert(sizeof(bw_sandbox) == 288);
+static_assert(BW_ABI_VERSION == 11);
+static_assert(sizeof(bw_sandbox) == 296);
 static_assert(offsetof(bw_sandbox, id) == 0);
 static_assert(offsetof(bw_sandbox, nclasses) == 8);
 static_assert(offsetof(bw_sandbox, nstates) == 12);
@@ -15,6 +15,8 @@ static_assert(offsetof(bw_sandbox, default_rule) == 20);
 static_assert(offsetof(bw_sandbox, classes) == 24);
 static_assert(offsetof(bw_sandbox, invariants) == 280);
 static_assert(offsetof(bw_sandbox, audits) == 284);
+static_assert(offsetof(bw_sandbox, mnt_ns) == 288);
+static_assert(offsetof(bw_sandbox, user_ns) == 292);
 static_assert(BW_ACCESS_KINDS == bw::ir::kAccessKinds);
 static_assert(BW_ACCESS_EXEC == static_cast<int>(bw::ir::Access::Exec));
 static_assert(BW_ACCESS_IOCTL == static_cast<int>(bw::ir::Access::Ioctl));
@@ -46,7 +48,10 @@ static_assert(offsetof(bw_event, target) == 56);
 static_assert(offsetof(bw_event, arg) == 64);
 static_assert(offsetof(bw_event, target_comm) == 72);
 static_assert(offsetof(bw_event, path) == 88);
-static_assert(sizeof(bw_scratch) == BW_PATH_MAX + BW_NAME_MAX + 1);
+static_assert(offsetof(bw_scratch, spill) == BW_PATH_MAX);
+static_assert(offsetof(bw_scratch, twin) == BW_PATH_MAX + BW_NAME_MAX + 1);
+static_assert(offsetof(bw_scratch, mounts) == BW_PATH_MAX + BW_NAME_MAX + 1 + 8 * (2 * BW_NAMES_MAX + BW_COVERED_MAX));
+static_assert(sizeof(bw_mounts_walk) == 32);
 static_assert(sizeof(bw_net_family) == 12);
 static_assert(offsetof(bw_net_family, create_rule) == 0);
 static_assert(offsetof(bw_net_family, other_rule) == 4);
@@ -89,6 +94,7 @@ static_assert(static_cast<unsigned>(bw::ir::Invariant::Ptrace) == BW_INV_PTRACE)
 static_assert(static_cast<unsigned>(bw::ir::Invariant::Devices) == BW_INV_DEVICES);
 static_assert(static_cast<unsigned>(bw::ir::Invariant::Self) == BW_INV_SELF);
 static_assert(static_cast<unsigned>(bw::ir::Invariant::Tty) == BW_INV_TTY);
+static_assert(static_cast<unsigned>(bw::ir::Invariant::Namespaces) == BW_INV_NAMESPACES);
 static_assert(bw::ir::kAllInvariants == BW_INV_ALL);
 static_assert(sizeof(bw_ioctl_range) == 8);
 static_assert(sizeof(bw_device_rule) == 32 + 8 * BW_DEVICE_IOCTLS + 36);

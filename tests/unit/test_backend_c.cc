@@ -256,7 +256,7 @@ TEST_CASE("the specialised backend decides as the reference evaluator on random 
     CHECK(denied < checked * 9 / 10);
 }
 
-TEST_CASE("the specialised backend keeps the invariants' hooks, and every path hook for bumblewrap's own state")
+TEST_CASE("the specialised backend keeps the invariants' hooks, every path hook for bumblewrap's own state, and the new file systems' hook")
 {
     SourceManager sources;
     Diagnostics diags(sources);
@@ -266,8 +266,10 @@ TEST_CASE("the specialised backend keeps the invariants' hooks, and every path h
     // bumblewrap's own state is denied to every access kind, so every path hook stays.
     const std::vector<std::string> path_hooks = {"file_open", "create", "delete", "rename", "link", "attr",
                                                  "truncate",  "metadata", "exec", "ioctl",  "unix"};
+    // new_fs comes last: path hooks need the file systems the sandbox made itself.
     auto with_invariants = path_hooks;
     with_invariants.emplace_back("invariants");
+    with_invariants.emplace_back("new_fs");
     CHECK(run_backend_c(allow_all, *a).hooks == with_invariants);
     ir::PathQuery pins;
     pins.access = ir::Access::Read;
@@ -276,10 +278,12 @@ TEST_CASE("the specialised backend keeps the invariants' hooks, and every path h
 
     // Every invariant that can be loosened is: the path hooks stay for bumblewrap's own state.
     auto unsafe = test::checked_policy("policy \"p\" {\n    default allow\n    unsafe cgroup, bpf, perf, signal, "
-                                       "ptrace, mount, modules, sysctl, devices, tty\n}\n");
+                                       "ptrace, mount, modules, sysctl, devices, tty, namespaces\n}\n");
     auto b = run_compile_paths(unsafe, diags);
     REQUIRE(b);
-    CHECK(run_backend_c(unsafe, *b).hooks == path_hooks);
+    auto with_new_fs = path_hooks;
+    with_new_fs.emplace_back("new_fs");
+    CHECK(run_backend_c(unsafe, *b).hooks == with_new_fs);
     CHECK(ir::evaluate(unsafe, pins).decision == ir::Decision::Deny);
     pins.path = "/sys/fs/bpf/other";
     CHECK(ir::evaluate(unsafe, pins).decision == ir::Decision::Allow);

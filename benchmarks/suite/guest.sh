@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# The in-VM half of benchmarks/run, which boots scripts/bwvm and runs this as root inside.
+#
+# usage: guest.sh SUITE_DIR BIN_DIR RUNS MODES WORKLOADS
+# SUITE_DIR holds bench_io, bw-landlock and the benchmark policy compiled by both backends
+# (maps.o, c.o). MODES and WORKLOADS are comma-separated. Prints "kernel RELEASE", one
+# "skip MODE: why" per mode that cannot run here, "result WORKLOAD MODE RUN NS" per timed
+# run, then "guest-done". Run 0 is a warm-up and is not printed.
+set -euo pipefail
+
+suite=${1:?usage: guest.sh SUITE_DIR BIN_DIR RUNS MODES WORKLOADS}
+bin=${2:?}
+runs=${3:?}
+IFS=, read -ra modes <<<"${4:?}"
+IFS=, read -ra workloads <<<"${5:?}"
+readonly B=/bench tools=/bench/bin work=/bench/work fuse=/bench/fuse
+export HOME=/root LC_ALL=C GIT_CONFIG_NOSYSTEM=1
+
+die() {
+    echo "guest.sh: $*" >&2
+    exit 1
+}
+
+# --- inputs, on a guest tmpfs ----------------------------------------------------------
+
+mkdir -p "$B"
+mount -t tmpfs -o mode=755,size=1536m bench "$B" || die "cannot mount a tmpfs on $B"
+mkdir -p "$tools" "$work" "$fuse" "$work/tmp"
+cp "$suite/bench_io" "$suite/bw-landlock" "$suite/maps.o" "$suite/c.o" "$tools/"
+
+# open: 15,000 small files in 100 folders.
+for d in $(seq -w 0 99); do
+    mkdir -p "$work/files/d$d"
+    for f in $(seq -w 0 149); do
+        echo "file $d/$f of the open benchmark, a few dozen bytes" >"$work/files/d$d/f$f"
+    done
+done
+# walk: 2,000 files, 10 x 10 folders of 20.
+for a in $(seq 0 9); do
+    for b in $(seq 0 9); do
+        mkdir -p "$work/tree/a$a/b$b"
+        for f in $(seq 0 19); do : >"$work/tree/a$a/b$b/f$f.txt"; done
+    done
+done
+# gcc: a 30-module C project and its Makefile.
+mkdir -p "$work/proj"
+{
+    echo "#include <stdio.h>"
+    for m in $(seq -w 0 29); do echo "long mod$m(long);"; done
+    echo "int main(void) { long s = 0;"
+    for m in $(seq -w 0 29); do echo "    s += mod$m(s);"; done
+    echo '    printf("%ld\n", s); return 0; }'
+} >"$work/proj/main.c"
+for m in $(seq -w 0 29); do
+    cat >"$work/proj/mod$m.c" <<EOF
+#include <stdlib.h>
+#include <string.h>
+struct item$m { long key; char name[32]; };
+static int cmp$m(const void *a, const void *b)
+{
+    const struct item$m *x = a, *y = b;
+    return (x->key > y->key) - (x->key < y->key);
+}
+long mod$m(long seed)
+{
+    struct item$m items[64];
+    long s = 0;
+    for (int i = 0; i < 64; i++) {
+        items[i].key = (seed * 31 + i * $((10#$m + 7))) % 1000;
+        memset(items[i].name, 'a' + i % 26, sizeof(items[i].name));
+    }
+    qsort(items, 64, sizeof(items[0]), cmp$m);
+    for (int i = 0; i < 64; i++)
+        s += items[i].key * (i + 1) + items[i].name[i % 32];
+    return s;
+}
+EOF
+done
+{
+    echo "CFLAGS = -O2"
+    echo "OBJS = main.o $(for m in $(seq -w 0 29); do printf 'mod%s.o ' "$m"; done)"
+    printf 'prog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n'
+    printf 'clean:\n\trm -f prog $(OBJS)\n'
+} >"$work/proj/Makefile"
+# git: a repository of 5,000 committed files.
+for d in $(seq -w 0 49); do
+    mkdir -p "$work/repo/src$d"
+    for f in $(seq -w 0 99); do echo "source $d/$f" >"$work/repo/src$d/f$f.c"; done
+done
+git -C "$work/repo" init -q
+git -C "$work/repo" add -A
+git -C "$work/repo" -c user.name=bench -c user.email=bench@localhost commit -qm "5,000 files"
+
+# --- staging: the host files the workloads read, copied up into the guest -----------------
+
+# The root is an overlay of the host's over 9p: a read that goes to the host makes the icount
+# clock jump. Changing a file's mode to its own copies it up to the overlay's guest tmpfs.
+# The files: those each workload opens natively (strace), and the launchers and their
+# libraries.
+stage() {
+    local w f list=$B/staged
+    : >"$list"
+    for w in "${workloads[@]}"; do
+        [ "$w" = gcc ] && make -s -C "$work/proj" clean
+        # shellcheck disable=SC2046 # the command is a word list
+        (cd "$work" && TMPDIR=$work/tmp strace -f -qq -s 4096 -o "$B/trace" -e trace=%file,execve \
+            $(workload_cmd "$w" "$work") >/dev/null 2>&1) || die "$w does not run natively"
+        grep -o '"/[^"]*"' "$B/trace" | tr -d '"' >>"$list"
+    done
+    for f in "$bin/bwrun" "$(command -v bwrap)" "$(command -v bindfs)" "$(command -v firejail)" \
+        "$(command -v fusermount)" "$(command -v bpftool)"; do
+        [ -n "$f" ] || continue
+        echo "$f"
+        ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true
+    done >>"$list"
+    sort -u "$list" | grep -v '^/\(bench\|proc\|sys\|dev\|tmp\)/' | while read -r f; do
+        f=$(readlink -f "$f") || continue
+        [ -f "$f" ] && chmod --reference="$f" "$f"
+    done
+}
+
+# --- modes and workloads ------------------------------------------------------------------
+
+python_modules="abc argparse ast base64 bisect calendar collections contextlib copy csv dataclasses \
+datetime decimal difflib email enum fnmatch fractions functools glob gzip hashlib heapq hmac html \
+http inspect io ipaddress itertools json logging math operator os pathlib pickle platform pprint \
+random re shlex shutil socket statistics string struct subprocess tempfile textwrap typing uuid"
+# The workload's command, run from ROOT ($work, or its bindfs view). open and walk time
+# themselves (bench_io, the work alone); the others are timed whole, from outside the mode's
+# launcher, as a user who types the command waits for it.
+workload_cmd() { # WORKLOAD ROOT
+    case $1 in
+        open) echo "$tools/bench_io open $2/files" ;;
+        walk) echo "$tools/bench_io walk $2/tree 5" ;;
+        gcc) echo "make -s -C $2/proj -j1" ;;
+        true) echo "/bin/true" ;;
+        git) echo "git -C $2/repo status --porcelain" ;;
+        python) echo "python3 -c import\ ${python_modules// /,}" ;;
+        *) die "unknown workload $1" ;;
+    esac
+}
+# What bench_io prints after the time: the files it touched, or the command's status.
+expected() {
+    case $1 in
+        open) echo 15000 ;;
+        walk) echo $((5 * (1 + 10 + 100 + 2000))) ;;
+        *) echo 0 ;;
+    esac
+}
+# What a mode puts before the command.
+mode_prefix() {
+    case $1 in
+        native | bindfs) ;;
+        maps) echo "$bin/bwrun --quiet $tools/maps.o --" ;;
+        c) echo "$bin/bwrun --quiet $tools/c.o --" ;;
+        bwrap) echo "bwrap --bind / / --dev /dev --proc /proc --" ;;
+        landlock) echo "$tools/bw-landlock --ro /usr --ro /etc --ro /proc --ro $tools --rw $work --rw /tmp --rw /dev --" ;;
+        firejail) echo "firejail --quiet --noprofile --" ;;
+        *) die "unknown mode $1" ;;
+    esac
+}
+# Brings a mode up for a round: bindfs's mount, a bwrun backend's program (a sandbox that
+# holds it loaded, so that every timed bwrun finds it: start-up is then bwrun's own).
+holder=
+mode_up() {
+    case $1 in
+        bindfs) bindfs --no-allow-other "$work" "$fuse" ;;
+        maps | c)
+            "$bin/bwrun" --quiet --name "hold-$1" "$tools/$1.o" -- /bin/sleep 1000000 &
+            holder=$!
+            local n=0
+            until grep -qs . "/sys/fs/cgroup/bumblewrap/hold-$1/cgroup.procs"; do
+                kill -0 "$holder" 2>/dev/null || die "the $1 program did not load"
+                n=$((n + 1))
+                [ $n -lt 3000 ] || die "the $1 program did not load in 300 s"
+                sleep 0.1
+            done
+            ;;
+    esac
+}
+# Takes it down: every mode starts with no BPF program of ours attached.
+mode_down() {
+    case $1 in
+        bindfs) fusermount -u "$fuse" ;;
+        maps | c)
+            kill "$holder"
+            wait "$holder" 2>/dev/null || true
+            local n=0
+            while [ -e /sys/fs/bpf/bumblewrap ] || bpftool prog show 2>/dev/null | grep -q bw_file_open; do
+                n=$((n + 1))
+                [ $n -lt 1200 ] || die "the $1 program was not unloaded in 120 s"
+                sleep 0.1
+            done
+            ;;
+    esac
+}
+# One timed run: prints NS. The command must do the whole work and report no denial.
+timed() { # WORKLOAD MODE
+    local root=$work out ns what
+    [ "$2" = bindfs ] && root=$fuse
+    [ "$1" = gcc ] && make -s -C "$root/proj" clean
+    # shellcheck disable=SC2046 # the prefix and the command are word lists
+    case $1 in
+        open | walk) out=$(cd "$root" && $(mode_prefix "$2") $(workload_cmd "$1" "$root") 2>"$B/stderr") ;;
+        *) out=$(cd "$root" && TMPDIR=$work/tmp "$tools/bench_io" run $(mode_prefix "$2") $(workload_cmd "$1" "$root") 2>"$B/stderr") ;;
+    esac || die "$1 under $2 failed: $(head -c 600 "$B/stderr")"
+    [ ! -s "$B/stderr" ] || die "$1 under $2 wrote to stderr: $(head -c 600 "$B/stderr")"
+    read -r ns what <<<"$out"
+    [ "$what" = "$(expected "$1")" ] || die "$1 under $2: got \"$out\", wanted NS $(expected "$1")"
+    echo "$ns"
+}
+
+# A mode that cannot run here is reported and left out.
+usable=()
+for m in "${modes[@]}"; do
+    case $m in
+        bindfs) command -v bindfs >/dev/null || { echo "skip bindfs: bindfs is not installed"; continue; } ;;
+        bwrap) command -v bwrap >/dev/null || { echo "skip bwrap: bubblewrap is not installed"; continue; } ;;
+        firejail)
+            command -v firejail >/dev/null || { echo "skip firejail: firejail is not installed"; continue; }
+            firejail --quiet --noprofile -- /bin/true >"$B/probe" 2>&1 ||
+                { echo "skip firejail: $(head -c 300 "$B/probe" | tr '\n' ' ')"; continue; }
+            ;;
+    esac
+    usable+=("$m")
+done
+
+stage
+echo "kernel $(uname -r)"
+for run in $(seq 0 "$runs"); do
+    for m in "${usable[@]}"; do
+        mode_up "$m"
+        for w in "${workloads[@]}"; do
+            ns=$(timed "$w" "$m")
+            [ "$run" = 0 ] || echo "result $w $m $run $ns"
+        done
+        mode_down "$m"
+    done
+done
+echo guest-done
