@@ -348,21 +348,25 @@ echo "verifier pass: $(find "$verify/maps" -name '*.o' | wc -l) policies per bac
 # verdict and the rule bwrun names compared with `bwc query`). The two kernels' suites run
 # side by side, one VM each (a guest takes one core), and are reported in a fixed order.
 #
-# The matrix: with the map backend every suite runs on both kernels, for what the kernels
-# do differently. What the specialised backend changes is the program: the verifier pass
-# and the oracle run it on both kernels (each kernel's verifier judges each program), its
-# behavioural suites on one kernel each, split so that the two VMs take about as long.
+# The matrix: every suite runs under both backends and on both kernels, each backend on
+# one kernel, crossed so that each kernel runs half of each backend's suites (what the
+# kernels do differently is in the hooks both backends share; what the backends do
+# differently is in the program, which both kernels' verifiers judge: the verifier pass
+# loads every policy of the tree with both backends on both kernels). The two VMs take
+# about as long. Each entry is SUITE/BACKEND; "verifier-pass" is the end-to-end suite's
+# verifier pass alone.
 suites=(e2e:tests/e2e/run_e2e.sh net:tests/e2e/run_net.sh security:tests/security/run_security.sh
     syscalls:tests/e2e/run_syscalls.sh workloads:tests/workloads/run_workloads.sh)
-declare -A c_suites=([6.1]="e2e net syscalls" [6.12]="security workloads")
-# runs KERNEL BACKEND SUITE: whether that suite runs there ("verifier-pass": only that).
-runs() {
-    [ "$2" = maps ] && return 0
-    case " ${c_suites[$1]} " in
-        *" $3 "*) return 0 ;;
-    esac
-    [ "$3" = e2e ] || return 1
-    echo verifier-pass
+declare -A matrix=(
+    [6.1]="e2e/c security/c net/maps syscalls/c workloads/maps verifier-pass/maps oracle/c"
+    [6.12]="e2e/maps security/maps net/c syscalls/maps workloads/c verifier-pass/c oracle/maps"
+)
+# script SUITE: the suite's script, from `suites`.
+script() {
+    local suite
+    for suite in "${suites[@]}"; do
+        [ "${suite%%:*}" = "$1" ] && echo "${suite#*:}"
+    done
 }
 oracle=$log/oracle
 rm -rf "$oracle"
@@ -378,20 +382,23 @@ boot() {
     rc=$?
     echo "$rc $(elapsed "$t")" >"$out.status"
 }
-# run_kernel KERNEL: every VM suite on one kernel, one after the other.
+# run_kernel KERNEL: the matrix's runs on one kernel, one after the other, each logged to
+# LOG_DIR/SUITE-KERNEL-BACKEND.log.
 run_kernel() {
-    local kernel=$1 backend suite name mode args
-    for backend in maps c; do
-        for suite in "${suites[@]}"; do
-            name=${suite%%:*}
-            mode=$(runs "$kernel" "$backend" "$name") || continue
-            args=()
-            [ "$name" = e2e ] && args=("$verify/$backend" ${mode:+--verifier-pass-only})
-            boot "$log/$name-$kernel-$backend.log" 1500 bash "${suite#*:}" "$bin" "$backend" "${args[@]}"
-        done
+    local kernel=$1 entry name backend timeout cmd
+    for entry in ${matrix[$kernel]}; do
+        name=${entry%/*} backend=${entry#*/} timeout=1500
+        case "$name" in
+            oracle)
+                [ "$oracle_prepared" = 0 ] || continue
+                timeout=1200
+                cmd=(/usr/bin/python3 tests/e2e/oracle.py run "$bin" "$oracle" --backend "$backend") ;;
+            verifier-pass) cmd=(bash "$(script e2e)" "$bin" "$backend" "$verify/$backend" --verifier-pass-only) ;;
+            e2e) cmd=(bash "$(script e2e)" "$bin" "$backend" "$verify/$backend") ;;
+            *) cmd=(bash "$(script "$name")" "$bin" "$backend") ;;
+        esac
+        boot "$log/$name-$kernel-$backend.log" "$timeout" "${cmd[@]}"
     done
-    [ "$oracle_prepared" = 0 ] &&
-        boot "$log/oracle-$kernel.log" 1200 /usr/bin/python3 tests/e2e/oracle.py run "$bin" "$oracle"
 }
 # report LOG LABEL DONE WHAT: LOG's "ok"/"not ok" lines as results; DONE must close it.
 report() {
@@ -410,22 +417,15 @@ run_kernel 6.1 &
 run_kernel 6.12 &
 wait
 for kernel in 6.1 6.12; do
-    for backend in maps c; do
-        for suite in "${suites[@]}"; do
-            name=${suite%%:*}
-            mode=$(runs "$kernel" "$backend" "$name") || continue
-            report "$log/$name-$kernel-$backend.log" "$name $kernel $backend" "$name-done" \
-                "$name on $kernel, backend $backend${mode:+ ($mode only)}"
-        done
+    for entry in ${matrix[$kernel]}; do
+        name=${entry%/*} backend=${entry#*/}
+        [ "$name" = oracle ] && [ "$oracle_prepared" != 0 ] && continue
+        # the verifier pass is the end-to-end suite's script, which ends with its line
+        report "$log/$name-$kernel-$backend.log" "$name $kernel $backend" "${name/verifier-pass/e2e}-done" \
+            "$name on $kernel, backend $backend"
     done
 done
-if [ "$oracle_prepared" = 0 ]; then
-    for kernel in 6.1 6.12; do
-        report "$log/oracle-$kernel.log" "vm $kernel" oracle-done "oracle on $kernel"
-    done
-else
-    fail "[oracle] prepare: $(tail -n 20 "$log/oracle-prepare.log")"
-fi
+[ "$oracle_prepared" = 0 ] || fail "[oracle] prepare: $(tail -n 20 "$log/oracle-prepare.log")"
 
 # bwrun --vm on this host, which cannot enforce: the command runs again in the VM and is
 # confined there (the file is on the host, seen by the guest through the shared root).

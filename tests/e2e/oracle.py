@@ -2,7 +2,7 @@
 """Differential test: both backends, in the real kernel, against the reference evaluator.
 
 usage: oracle.py prepare BIN_DIR WORKDIR [--seed N] [--policies K] [--queries Q]
-       oracle.py run BIN_DIR WORKDIR
+       oracle.py run BIN_DIR WORKDIR [--backend maps|c]
 
 prepare (on the host) describes a small file tree under ROOT, with device nodes among its
 files, generates K seeded random policies over it (path rules, audit rules, and device
@@ -12,8 +12,8 @@ query` (the oracle) for each verdict, deciding rule and recording audit rule; ev
 lands in WORKDIR/oracle.json.
 
 run (as root in the VM, scripts/bwvm) creates the tree, runs one sandbox per policy and
-backend whose probe performs every query, and compares the kernel's verdicts, the rules
-bwrun names for its denials and the audit records it reports with the oracle's. Prints one line per policy and
+backend (or per policy, under the one backend given) whose probe performs every query, and
+compares the kernel's verdicts, the rules bwrun names for its denials and the audit records it reports with the oracle's. Prints one line per policy and
 backend, "ok oracle ..." or "not ok oracle ...: first mismatches", then "oracle-done".
 
 Run `run` with /usr/bin/python3: a python3 found on PATH may be a wrapper (pyenv's shim
@@ -498,7 +498,7 @@ def run(args):
     failures = 0
     # One backend after the other: the map backend's generic program then loads once, not
     # once per policy (a specialised program takes its place in between).
-    for backend in BACKENDS:
+    for backend in [args.backend] if args.backend else BACKENDS:
         for policy in data["policies"]:
             try:
                 mismatches, counts = check_one(bin_dir, policy, backend)
@@ -527,6 +527,7 @@ def main():
     r = sub.add_parser("run", help="in the VM, as root: run the queries in sandboxes and compare")
     r.add_argument("bin_dir")
     r.add_argument("workdir")
+    r.add_argument("--backend", choices=BACKENDS, help="run this backend's sandboxes alone (default: both)")
     args = parser.parse_args()
     if args.mode == "prepare":
         prepare(args)
