@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
 # The in-VM half of benchmarks/run, which boots scripts/bwvm and runs this as root inside.
 #
-# usage: guest.sh SUITE_DIR BIN_DIR RUNS MODES WORKLOADS
+# usage: guest.sh SUITE_DIR BIN_DIR RUNS MODES WORKLOADS [scale]
 # SUITE_DIR holds bench_io, bw-landlock and the benchmark policy compiled by both backends
 # (maps.o, c.o). MODES and WORKLOADS are comma-separated. Prints "kernel RELEASE", one
 # "skip MODE: why" per mode that cannot run here, "result WORKLOAD MODE RUN NS" per timed
 # run, then "guest-done". Run 0 is a warm-up and is not printed.
+# With "scale", for each bwrun backend among MODES, it then prints what sandboxes cost:
+#   outside BACKEND N RUN NS    the open workload, outside every sandbox, while N run
+#   memory BACKEND N MAPS PROGS the kernel memory of our maps and programs, in bytes
+#   startup BACKEND RUN NS      bwrun -- /bin/true when no sandbox holds the program
+#   hook BACKEND inside|outside PROG CALLS NS   a program's mean run time over the open
+#                               workload, in a sandbox or outside one (bpf_stats_enabled)
 set -euo pipefail
 
-suite=${1:?usage: guest.sh SUITE_DIR BIN_DIR RUNS MODES WORKLOADS}
+suite=${1:?usage: guest.sh SUITE_DIR BIN_DIR RUNS MODES WORKLOADS [scale]}
 bin=${2:?}
 runs=${3:?}
 IFS=, read -ra modes <<<"${4:?}"
 IFS=, read -ra workloads <<<"${5:?}"
+scale=${6:-}
+cost="/usr/bin/python3 -I -S -B $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bpf_cost.py"
 readonly B=/bench tools=/bench/bin work=/bench/work fuse=/bench/fuse
-export HOME=/root LC_ALL=C GIT_CONFIG_NOSYSTEM=1
+# The user's home is on the tmpfs too: the benchmark policy's deny-secrets denies /root/.
+export HOME=/bench/home LC_ALL=C GIT_CONFIG_NOSYSTEM=1
 
 die() {
     echo "guest.sh: $*" >&2
@@ -25,7 +34,7 @@ die() {
 
 mkdir -p "$B"
 mount -t tmpfs -o mode=755,size=1536m bench "$B" || die "cannot mount a tmpfs on $B"
-mkdir -p "$tools" "$work" "$fuse" "$work/tmp"
+mkdir -p "$tools" "$work" "$fuse" "$work/tmp" "$HOME"
 cp "$suite/bench_io" "$suite/bw-landlock" "$suite/maps.o" "$suite/c.o" "$tools/"
 
 # open: 15,000 small files in 100 folders.
@@ -90,6 +99,12 @@ done
 git -C "$work/repo" init -q
 git -C "$work/repo" add -A
 git -C "$work/repo" -c user.name=bench -c user.email=bench@localhost commit -qm "5,000 files"
+# python: a script that imports 50 stdlib modules.
+echo "import abc, argparse, ast, base64, bisect, calendar, collections, contextlib, copy, csv, dataclasses, \
+datetime, decimal, difflib, email, enum, fnmatch, fractions, functools, glob, gzip, hashlib, heapq, hmac, html, \
+http, inspect, io, ipaddress, itertools, json, logging, math, operator, os, pathlib, pickle, platform, pprint, \
+random, re, shlex, shutil, socket, statistics, string, struct, subprocess, tempfile, textwrap" \
+    >"$work/imports.py"
 
 # --- staging: the host files the workloads read, copied up into the guest -----------------
 
@@ -121,10 +136,6 @@ stage() {
 
 # --- modes and workloads ------------------------------------------------------------------
 
-python_modules="abc argparse ast base64 bisect calendar collections contextlib copy csv dataclasses \
-datetime decimal difflib email enum fnmatch fractions functools glob gzip hashlib heapq hmac html \
-http inspect io ipaddress itertools json logging math operator os pathlib pickle platform pprint \
-random re shlex shutil socket statistics string struct subprocess tempfile textwrap typing uuid"
 # The workload's command, run from ROOT ($work, or its bindfs view). open and walk time
 # themselves (bench_io, the work alone); the others are timed whole, from outside the mode's
 # launcher, as a user who types the command waits for it.
@@ -135,7 +146,7 @@ workload_cmd() { # WORKLOAD ROOT
         gcc) echo "make -s -C $2/proj -j1" ;;
         true) echo "/bin/true" ;;
         git) echo "git -C $2/repo status --porcelain" ;;
-        python) echo "python3 -c import\ ${python_modules// /,}" ;;
+        python) echo "/usr/bin/python3 $2/imports.py" ;;
         *) die "unknown workload $1" ;;
     esac
 }
@@ -159,39 +170,44 @@ mode_prefix() {
         *) die "unknown mode $1" ;;
     esac
 }
+# hold NAME ARTIFACT: a sandbox named NAME that runs sleep under ARTIFACT, once it runs.
+holders=()
+hold() {
+    "$bin/bwrun" --quiet --name "$1" "$2" -- /bin/sleep 1000000 &
+    holders+=($!)
+    local n=0
+    until grep -qs . "/sys/fs/cgroup/bumblewrap/$1/cgroup.procs"; do
+        kill -0 "${holders[-1]}" 2>/dev/null || die "$2 did not load"
+        n=$((n + 1))
+        [ $n -lt 3000 ] || die "$2 did not load in 300 s"
+        sleep 0.1
+    done
+}
+# release: ends every held sandbox and waits until no BPF program of ours is attached.
+release() {
+    local n=0 h
+    [ ${#holders[@]} = 0 ] || kill "${holders[@]}"
+    for h in "${holders[@]}"; do wait "$h" 2>/dev/null || true; done
+    holders=()
+    while [ -e /sys/fs/bpf/bumblewrap ] || bpftool prog show 2>/dev/null | grep -q bw_file_open; do
+        n=$((n + 1))
+        [ $n -lt 1200 ] || die "the program was not unloaded in 120 s"
+        sleep 0.1
+    done
+}
 # Brings a mode up for a round: bindfs's mount, a bwrun backend's program (a sandbox that
 # holds it loaded, so that every timed bwrun finds it: start-up is then bwrun's own).
-holder=
 mode_up() {
     case $1 in
         bindfs) bindfs --no-allow-other "$work" "$fuse" ;;
-        maps | c)
-            "$bin/bwrun" --quiet --name "hold-$1" "$tools/$1.o" -- /bin/sleep 1000000 &
-            holder=$!
-            local n=0
-            until grep -qs . "/sys/fs/cgroup/bumblewrap/hold-$1/cgroup.procs"; do
-                kill -0 "$holder" 2>/dev/null || die "the $1 program did not load"
-                n=$((n + 1))
-                [ $n -lt 3000 ] || die "the $1 program did not load in 300 s"
-                sleep 0.1
-            done
-            ;;
+        maps | c) hold "hold-$1" "$tools/$1.o" ;;
     esac
 }
 # Takes it down: every mode starts with no BPF program of ours attached.
 mode_down() {
     case $1 in
         bindfs) fusermount -u "$fuse" ;;
-        maps | c)
-            kill "$holder"
-            wait "$holder" 2>/dev/null || true
-            local n=0
-            while [ -e /sys/fs/bpf/bumblewrap ] || bpftool prog show 2>/dev/null | grep -q bw_file_open; do
-                n=$((n + 1))
-                [ $n -lt 1200 ] || die "the $1 program was not unloaded in 120 s"
-                sleep 0.1
-            done
-            ;;
+        maps | c) release ;;
     esac
 }
 # One timed run: prints NS. The command must do the whole work and report no denial.
@@ -237,4 +253,55 @@ for run in $(seq 0 "$runs"); do
         mode_down "$m"
     done
 done
+
+# --- scale and cost -------------------------------------------------------------------------
+
+# open_ns: one run of the open workload outside every sandbox; prints NS.
+open_ns() {
+    local ns what
+    read -r ns what <<<"$("$tools/bench_io" open "$work/files")"
+    [ "$what" = "$(expected open)" ] || die "the open workload outside: got \"$ns $what\""
+    echo "$ns"
+}
+# hook_cost BACKEND WHERE COMMAND...: each of our programs' mean run time over COMMAND.
+hook_cost() {
+    local backend=$1 where=$2
+    shift 2
+    $cost stats "$B/before"
+    "$@" >/dev/null 2>"$B/stderr" || die "the open workload $where a $backend sandbox: $(head -c 600 "$B/stderr")"
+    $cost stats "$B/after"
+    $cost per-call "$B/before" "$B/after" | while read -r prog calls ns; do
+        echo "hook $backend $where $prog $calls $ns"
+    done
+}
+if [ "$scale" = scale ]; then
+    for backend in maps c; do
+        [[ " ${usable[*]} " = *" $backend "* ]] || continue
+        held=0
+        for n in 0 1 10 100; do
+            while [ $held -lt $n ]; do
+                hold "scale-$held" "$tools/$backend.o"
+                held=$((held + 1))
+            done
+            echo "memory $backend $n $($cost memory)"
+            for run in $(seq 0 "$runs"); do
+                ns=$(open_ns)
+                [ "$run" = 0 ] || echo "outside $backend $n $run $ns"
+            done
+        done
+        release
+        for run in $(seq 0 "$runs"); do
+            read -r ns what <<<"$("$tools/bench_io" run "$bin/bwrun" --quiet "$tools/$backend.o" -- /bin/true)"
+            [ "$what" = 0 ] || die "bwrun $backend.o -- /bin/true: status $what"
+            [ "$run" = 0 ] || echo "startup $backend $run $ns"
+            release
+        done
+        sysctl -qw kernel.bpf_stats_enabled=1
+        hold "hook-$backend" "$tools/$backend.o"
+        hook_cost "$backend" inside "$bin/bwrun" --quiet "$tools/$backend.o" -- "$tools/bench_io" open "$work/files"
+        hook_cost "$backend" outside "$tools/bench_io" open "$work/files"
+        release
+        sysctl -qw kernel.bpf_stats_enabled=0
+    done
+fi
 echo guest-done
