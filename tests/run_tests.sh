@@ -349,12 +349,11 @@ echo "verifier pass: $(find "$verify/maps" -name '*.o' | wc -l) policies per bac
 # side by side, one VM each (a guest takes one core), and are reported in a fixed order.
 #
 # The matrix: every suite runs under both backends and on both kernels, each backend on
-# one kernel, crossed so that each kernel runs half of each backend's suites (what the
-# kernels do differently is in the hooks both backends share; what the backends do
-# differently is in the program, which both kernels' verifiers judge: the verifier pass
-# loads every policy of the tree with both backends on both kernels). The two VMs take
-# about as long. Each entry is SUITE/BACKEND; "verifier-pass" is the end-to-end suite's
-# verifier pass alone.
+# one kernel (what the kernels do differently is in the hooks both backends share; what the
+# backends do differently is in the program, which both kernels' verifiers judge: the
+# verifier pass loads every policy of the tree with both backends on both kernels). The
+# split keeps the two VMs' times close. Each entry is SUITE/BACKEND; "verifier-pass" is the
+# end-to-end suite's verifier pass alone.
 suites=(e2e:tests/e2e/run_e2e.sh net:tests/e2e/run_net.sh security:tests/security/run_security.sh
     syscalls:tests/e2e/run_syscalls.sh workloads:tests/workloads/run_workloads.sh)
 declare -A matrix=(
