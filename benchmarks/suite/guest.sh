@@ -230,7 +230,12 @@ timed() { # WORKLOAD MODE
 usable=()
 for m in "${modes[@]}"; do
     case $m in
-        bindfs) command -v bindfs >/dev/null || { echo "skip bindfs: bindfs is not installed"; continue; } ;;
+        bindfs)
+            command -v bindfs >/dev/null || { echo "skip bindfs: bindfs is not installed"; continue; }
+            # The guest has no udev to load fuse when /dev/fuse is first opened.
+            [ -e /dev/fuse ] || modprobe fuse 2>"$B/probe" ||
+                { echo "skip bindfs: modprobe fuse: $(head -c 300 "$B/probe")"; continue; }
+            ;;
         bwrap) command -v bwrap >/dev/null || { echo "skip bwrap: bubblewrap is not installed"; continue; } ;;
         firejail)
             command -v firejail >/dev/null || { echo "skip firejail: firejail is not installed"; continue; }
