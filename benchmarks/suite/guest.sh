@@ -261,13 +261,6 @@ done
 
 # --- scale and cost -------------------------------------------------------------------------
 
-# open_ns: one run of the open workload outside every sandbox; prints NS.
-open_ns() {
-    local ns what
-    read -r ns what <<<"$("$tools/bench_io" open "$work/files")"
-    [ "$what" = "$(expected open)" ] || die "the open workload outside: got \"$ns $what\""
-    echo "$ns"
-}
 # hook_cost BACKEND WHERE COMMAND...: each of our programs' mean run time over COMMAND.
 hook_cost() {
     local backend=$1 where=$2
@@ -290,7 +283,7 @@ if [ "$scale" = scale ]; then
             done
             echo "memory $backend $n $($cost memory)"
             for run in $(seq 0 "$runs"); do
-                ns=$(open_ns)
+                ns=$(timed open native)
                 [ "$run" = 0 ] || echo "outside $backend $n $run $ns"
             done
         done
