@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 11
+#define BW_ABI_VERSION 12
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -21,9 +21,13 @@
  * mount: a power of two. */
 #define BW_COVERED_MAX 4
 #define BW_MAX_SANDBOXES 1024
+/* Slots of bw_cg_filter (common.bpf.h): a power of two, four per possible sandbox. */
+#define BW_CG_FILTER_SLOTS 4096
 /* File systems that sandboxes mounted themselves, all sandboxes together. */
 #define BW_MAX_OWN_SBS 4096
-#define BW_EVENTS_BYTES (256 * 1024)
+/* Each sandbox's denial ring. An event takes its header and its path's length (see
+ * struct bw_event), so a typical one is under 200 bytes and the ring holds hundreds. */
+#define BW_EVENTS_BYTES (64 * 1024)
 
 /* DFA state numbers: 0 is the dead state (no rule can match any more). */
 #define BW_DEAD_STATE 0
@@ -195,8 +199,9 @@ struct bw_scratch {
 	struct bw_mounts_walk mounts;
 };
 
-/* A denial, or an audit record, as written to the sandbox's ring buffer. path holds
- * path_len bytes (no NUL); path_error is the negative errno of a path that could not be
+/* A denial, or an audit record, as written to the sandbox's ring buffer: the header and
+ * path_len bytes of path, no more (a reader must not look past the size it received). path
+ * holds path_len bytes (no NUL); path_error is the negative errno of a path that could not be
  * resolved. Path denials (op BW_OP_PATH) and audit records name their rule; the others
  * name their invariant. */
 struct bw_event {

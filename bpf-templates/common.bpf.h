@@ -24,6 +24,30 @@ struct {
 	__type(value, struct bw_sandbox);
 } bw_sandboxes SEC(".maps");
 
+/*
+ * Which cgroup ids may be a sandbox's, by their low bits: bwrun sets a sandbox's slot before
+ * it adds the sandbox's entry, and nothing clears a slot while the program is loaded. A zero
+ * slot spares a process outside every sandbox the hash lookup on every hook; a set one only
+ * sends it to the lookup.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BW_CG_FILTER_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} bw_cg_filter SEC(".maps");
+
+/* The sandbox whose cgroup id is *cgid, NULL when there is none. */
+static __always_inline const struct bw_sandbox *bw_sandbox_lookup(__u64 *cgid)
+{
+	__u32 slot = *cgid & (BW_CG_FILTER_SLOTS - 1);
+	__u32 *set = bpf_map_lookup_elem(&bw_cg_filter, &slot);
+
+	if (set && !*set)
+		return 0;
+	return bpf_map_lookup_elem(&bw_sandboxes, cgid);
+}
+
 /* cgroup id -> that sandbox's denial ring buffer, read by its bwrun. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
@@ -41,6 +65,14 @@ struct {
 	__type(key, int);
 	__type(value, struct bw_scratch);
 } bw_scratch SEC(".maps");
+
+/* A task's event under construction (bw_event_start): task-local, as bw_scratch is. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bw_event);
+} bw_event_buf SEC(".maps");
 
 /*
  * The file systems sandboxes mounted themselves (a tmpfs in a user namespace of their
@@ -109,6 +141,43 @@ static __always_inline __u32 bw_accept_decide(const struct bw_accept *a,
 /* With the access of bw_report: the event is an audit record, not a denial. */
 #define BW_REPORT_AUDIT (1u << 31)
 
+/*
+ * Starts an event of the current task in sandbox cgid: the header filled but for the
+ * object, no path. NULL when the task's event buffer cannot be had; the event is lost.
+ */
+static __always_inline struct bw_event *bw_event_start(__u64 cgid, __u32 op)
+{
+	struct bw_event *e;
+	__u64 id;
+
+	e = bpf_task_storage_get(&bw_event_buf, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!e)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	e->cgroup_id = cgid;
+	e->pid = (__u32)id;
+	e->tgid = id >> 32;
+	e->rule_id = 0;
+	e->access = 0;
+	e->path_error = 0;
+	e->path_len = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->op = op;
+	e->invariant = 0;
+	e->target = 0;
+	e->arg = 0;
+	e->target_comm[0] = 0;
+	return e;
+}
+
+/* Sends an event to the ring: its header and path_len bytes of path, so that a short path
+ * takes a short slot. The mask only convinces the verifier. */
+static __always_inline void bw_event_send(void *ring, const struct bw_event *e)
+{
+	bpf_ringbuf_output(ring, (void *)e, offsetof(struct bw_event, path) + (e->path_len & (BW_PATH_MAX - 1)), 0);
+}
+
 /* An event's path: len bytes of path, the NUL counted; a negative len is the errno of a
  * path that could not be resolved. */
 static __always_inline void bw_event_path(struct bw_event *e, const char *path, long len)
@@ -133,22 +202,13 @@ static __attribute__((unused)) void bw_report(__u64 cgid, const char *path, long
 	ring = bpf_map_lookup_elem(&bw_events, &cgid);
 	if (!ring)
 		return;
-	e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
+	e = bw_event_start(cgid, access & BW_REPORT_AUDIT ? BW_OP_AUDIT : BW_OP_PATH);
 	if (!e)
 		return;
-	e->cgroup_id = cgid;
-	e->pid = (__u32)bpf_get_current_pid_tgid();
-	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->rule_id = rule;
 	e->access = access & ~BW_REPORT_AUDIT;
-	e->op = access & BW_REPORT_AUDIT ? BW_OP_AUDIT : BW_OP_PATH;
-	e->invariant = 0;
-	e->target = 0;
-	e->arg = 0;
-	e->target_comm[0] = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bw_event_path(e, path, len);
-	bpf_ringbuf_submit(e, 0);
+	bw_event_send(ring, e);
 }
 
 #endif /* BUMBLEWRAP_COMMON_BPF_H */

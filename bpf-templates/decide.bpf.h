@@ -63,7 +63,7 @@ struct bw_access {
 static __always_inline int bw_hook_enter(struct bw_hook *h)
 {
 	h->cgid = bpf_get_current_cgroup_id();
-	h->sandbox = bpf_map_lookup_elem(&bw_sandboxes, &h->cgid);
+	h->sandbox = bw_sandbox_lookup(&h->cgid);
 	return h->sandbox != 0;
 }
 

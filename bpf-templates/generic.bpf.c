@@ -3,7 +3,7 @@
  * The generic enforcement program of the map backend: one copy is attached per
  * machine, and each sandbox's policy lives in maps keyed by its cgroup id.
  *
- * A process outside every sandbox pays one hash lookup per hook. Inside a sandbox
+ * A process outside every sandbox pays one array lookup per hook (bw_cg_filter). Inside a sandbox
  * the kernel-resolved path is walked through the sandbox's automaton (see
  * compiler/automata) one byte per step.
  */

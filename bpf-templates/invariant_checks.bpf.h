@@ -17,7 +17,7 @@ static __always_inline const struct bw_sandbox *bw_invariant_sandbox(__u64 *cgid
 	const struct bw_sandbox *sandbox;
 
 	*cgid = bpf_get_current_cgroup_id();
-	sandbox = bpf_map_lookup_elem(&bw_sandboxes, cgid);
+	sandbox = bw_sandbox_lookup(cgid);
 	if (!sandbox || !(sandbox->invariants & invariant))
 		return NULL;
 	return sandbox;
@@ -57,24 +57,14 @@ static __attribute__((unused)) void bw_report_op(__u64 cgid, __u32 op, __u32 inv
 	ring = bpf_map_lookup_elem(&bw_events, &cgid);
 	if (!ring)
 		return;
-	e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
+	e = bw_event_start(cgid, op);
 	if (!e)
 		return;
-	e->cgroup_id = cgid;
-	e->pid = (__u32)bpf_get_current_pid_tgid();
-	e->tgid = bpf_get_current_pid_tgid() >> 32;
-	e->rule_id = 0;
-	e->access = 0;
-	e->op = op;
 	e->invariant = invariant;
 	e->target = target;
 	e->arg = arg;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	e->target_comm[0] = 0;
 	if (name)
 		bpf_probe_read_kernel_str(e->target_comm, sizeof(e->target_comm), name);
-	e->path_error = 0;
-	e->path_len = 0;
 	if (path) {
 		len = bpf_probe_read_kernel_str(e->path, sizeof(e->path), path);
 		/* len counts the NUL; the mask only convinces the verifier. */
@@ -83,7 +73,7 @@ static __attribute__((unused)) void bw_report_op(__u64 cgid, __u32 op, __u32 inv
 		else
 			e->path_error = len;
 	}
-	bpf_ringbuf_submit(e, 0);
+	bw_event_send(ring, e);
 }
 
 /* The cgroup v2 id of a task, as bpf_get_current_cgroup_id() gives it for the current one. */
@@ -99,7 +89,7 @@ static __always_inline __u64 bw_task_cgroup_id(const struct task_struct *task)
 static __always_inline int bw_outside(const struct bw_sandbox *sandbox, const struct task_struct *task)
 {
 	__u64 cgid = bw_task_cgroup_id(task);
-	const struct bw_sandbox *other = bpf_map_lookup_elem(&bw_sandboxes, &cgid);
+	const struct bw_sandbox *other = bw_sandbox_lookup(&cgid);
 
 	return !other || other->id != sandbox->id;
 }

@@ -1,14 +1,17 @@
 #!/usr/bin/python3
-"""What bumblewrap's BPF objects cost the kernel, read with bpftool (the benchmark guest).
+"""What bumblewrap's BPF objects cost the kernel (the benchmark guest).
 
-usage: bpf_cost.py memory                  prints MAP_BYTES PROG_BYTES
+usage: bpf_cost.py memory CGROUP           prints KERNEL PROCESS, in bytes
        bpf_cost.py stats FILE              saves each program's run count and time to FILE
        bpf_cost.py per-call BEFORE AFTER   prints "PROG CALLS NS" for each program that ran
 
-Ours are the programs named bw_*, the maps they use (.rodata and the like among them) and
-the maps named bw_* (the per-sandbox tables and ring buffers that bwrun creates). Memory
-is the kernel's own charge for each object (bytes_memlock). A program's run count and time
-need kernel.bpf_stats_enabled=1; NS is the mean time per run between the two files.
+Memory is what the kernel charges to CGROUP, where the held bwruns run: they create the
+programs and maps (per-sandbox tables and ring buffers among them), so the memory cgroup
+sees each allocation as the kernel makes it. KERNEL is memory.stat's kernel memory, and
+PROCESS the part of it that is the bwrun processes' own stacks and page tables.
+bytes_memlock is no source: before 6.5 it counts a ring buffer as 0 bytes. Ours are the
+programs named bw_*; a program's run count and time need kernel.bpf_stats_enabled=1; NS is
+the mean time per run between the two files.
 """
 import json
 import subprocess
@@ -27,11 +30,14 @@ def our_programs():
     return [p for p in bpftool("prog") if p.get("name", "").startswith("bw_")]
 
 
-def memory():
-    progs = our_programs()
-    used = {m for p in progs for m in p.get("map_ids", [])}
-    maps = [m for m in bpftool("map") if m["id"] in used or m.get("name", "").startswith("bw_")]
-    print(sum(m.get("bytes_memlock", 0) for m in maps), sum(p.get("bytes_memlock", 0) for p in progs))
+def memory(cgroup):
+    with open(f"{cgroup}/memory.stat") as f:
+        stat = {k: int(v) for k, v in (line.split() for line in f)}
+    process = stat.get("kernel_stack", 0) + stat.get("pagetables", 0) + stat.get("sec_pagetables", 0)
+    # "kernel" sums every kind of kernel memory where the kernel has it (5.18 and later).
+    kernel = stat["kernel"] if "kernel" in stat else process + sum(
+        stat.get(k, 0) for k in ("percpu", "sock", "slab", "vmalloc"))
+    print(kernel, process)
 
 
 def stats(path):
@@ -57,8 +63,8 @@ def per_call(before_path, after_path):
 
 def main():
     args = sys.argv[1:]
-    if args == ["memory"]:
-        memory()
+    if len(args) == 2 and args[0] == "memory":
+        memory(args[1])
     elif len(args) == 2 and args[0] == "stats":
         stats(args[1])
     elif len(args) == 3 and args[0] == "per-call":

@@ -8,7 +8,8 @@
 # run, then "guest-done". Run 0 is a warm-up and is not printed.
 # With "scale", for each bwrun backend among MODES, it then prints what sandboxes cost:
 #   outside BACKEND N RUN NS    the open workload, outside every sandbox, while N run
-#   memory BACKEND N MAPS PROGS the kernel memory of our maps and programs, in bytes
+#   memory BACKEND N KERNEL PROCESS  the kernel memory charged to the held bwruns' cgroup,
+#                               in bytes, and of it their own stacks and page tables
 #   startup BACKEND RUN NS      bwrun -- /bin/true when no sandbox holds the program
 #   hook BACKEND inside|outside PROG CALLS NS   a program's mean run time over the open
 #                               workload, in a sandbox or outside one (bpf_stats_enabled)
@@ -172,8 +173,15 @@ mode_prefix() {
 }
 # hold NAME ARTIFACT: a sandbox named NAME that runs sleep under ARTIFACT, once it runs.
 holders=()
+# Every held bwrun runs in this cgroup, so that the kernel memory it makes (its maps and
+# programs, and its own process's) is charged to one memory cgroup that nothing else uses.
+readonly hold_cg=/sys/fs/cgroup/bench-hold
+grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+    echo +memory >/sys/fs/cgroup/cgroup.subtree_control || die "cannot enable the memory controller"
+mkdir -p "$hold_cg"
 hold() {
-    "$bin/bwrun" --quiet --name "$1" "$2" -- /bin/sleep 1000000 &
+    sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$hold_cg" \
+        "$bin/bwrun" --quiet --name "$1" "$2" -- /bin/sleep 1000000 &
     holders+=($!)
     local n=0
     until grep -qs . "/sys/fs/cgroup/bumblewrap/$1/cgroup.procs"; do
@@ -281,7 +289,7 @@ if [ "$scale" = scale ]; then
                 hold "scale-$held" "$tools/$backend.o"
                 held=$((held + 1))
             done
-            echo "memory $backend $n $($cost memory)"
+            echo "memory $backend $n $($cost memory "$hold_cg")"
             for run in $(seq 0 "$runs"); do
                 ns=$(timed open native)
                 [ "$run" = 0 ] || echo "outside $backend $n $run $ns"

@@ -132,22 +132,15 @@ static void bw_device_report(const struct bw_hook *h, const struct bw_device_nod
 	ring = bpf_map_lookup_elem(&bw_events, &h->cgid);
 	if (!ring)
 		return;
-	e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
+	e = bw_event_start(h->cgid, BW_OP_DEVICE_RULE);
 	if (!e)
 		return;
-	e->cgroup_id = h->cgid;
-	e->pid = (__u32)bpf_get_current_pid_tgid();
-	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->rule_id = rule;
 	e->access = kind;
-	e->op = BW_OP_DEVICE_RULE;
-	e->invariant = 0;
 	e->target = n->a->dev;
 	e->arg = n->a->cmd;
-	e->target_comm[0] = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bw_event_path(e, n->path, n->len);
-	bpf_ringbuf_submit(e, 0);
+	bw_event_send(ring, e);
 }
 
 /*

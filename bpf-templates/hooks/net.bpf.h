@@ -149,7 +149,7 @@ static __always_inline __u64 bw_net_sandbox(void)
 {
 	__u64 cgid = bpf_get_current_cgroup_id();
 
-	return bpf_map_lookup_elem(&bw_sandboxes, &cgid) ? cgid : 0;
+	return bw_sandbox_lookup(&cgid) ? cgid : 0;
 }
 
 /* The denial report: the object travels in the event's path buffer (see bumblewrap.h). */

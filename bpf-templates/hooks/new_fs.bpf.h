@@ -47,7 +47,7 @@ int BPF_PROG(bw_inv_sb_set_mnt_opts, struct super_block *sb, void *mnt_opts, uns
 	if (ret)
 		return ret;
 	cgid = bpf_get_current_cgroup_id();
-	sandbox = bpf_map_lookup_elem(&bw_sandboxes, &cgid);
+	sandbox = bw_sandbox_lookup(&cgid);
 	if (!sandbox || (sb->s_flags & (SB_KERNMOUNT | SB_SUBMOUNT)))
 		return 0;
 	if ((sandbox->invariants & BW_INV_MOUNT) && (own < 0 || !bw_own_mount_ns(sandbox))) {

@@ -49,6 +49,9 @@ int DenialReporter::on_event(void* self, void* data, std::size_t size)
         return 0;
     bw_event e{};
     std::memcpy(&e, data, std::min(size, sizeof e));
+    // An event carries its path and no more: a path_len past what arrived is not believed.
+    e.path_len = static_cast<std::uint32_t>(
+        std::min<std::size_t>(e.path_len, std::min(size, sizeof e) - offsetof(bw_event, path)));
     ++(e.op == BW_OP_AUDIT ? r->recorded_ : r->denials_);
     if (r->audit_ != nullptr) {
         const auto line = rt::audit_json(e, r->audit_context_, unix_ns());

@@ -41,6 +41,7 @@ std::uint32_t namespace_inode(const char* kind)
 // The sandbox table is pinned last: its pin marks a complete load.
 constexpr const char* kSandboxes = "bw_sandboxes";
 constexpr const char* kEvents = "bw_events";
+constexpr const char* kCgFilter = "bw_cg_filter";
 constexpr const char* kTrans = "bw_trans";
 constexpr const char* kAccepts = "bw_accepts"; // the map backend only
 constexpr const char* kNet = "bw_net";             // the map backend only
@@ -118,6 +119,20 @@ void fill_array(int fd, const char* name, std::uint32_t value_size, std::uint32_
     if (lsms && lsms->find("bpf") == std::string::npos)
         throw CannotEnforce(bpf_lsm_missing_message(lsms));
     fail_errno(what, err);
+}
+
+// Sets the slot of bw_cg_filter that the cgroup's processes look at (common.bpf.h): until
+// it is set the program takes them for outside every sandbox, so it comes before the
+// sandbox's entry.
+void admit_cgroup(const std::string& dir, std::uint64_t cgroup_id)
+{
+    const int fd = pinned(dir, kCgFilter);
+    const std::uint32_t slot = cgroup_id & (BW_CG_FILTER_SLOTS - 1), set = 1;
+    const bool ok = bpf_map_update_elem(fd, &slot, &set, BPF_ANY) == 0;
+    const int err = errno;
+    close(fd);
+    if (!ok)
+        fail_errno("cannot mark the sandbox's cgroup in " + dir + "/" + kCgFilter, err);
 }
 
 void pin_map(bpf_object* obj, const std::string& dir, const char* name)
@@ -247,6 +262,7 @@ void load_and_pin(const ProgramImage& image, const std::string& dir)
         pin_map(obj, dir, kNetRules);
         pin_map(obj, dir, kDevices);
     }
+    pin_map(obj, dir, kCgFilter);
     attach_all(obj, dir);
     pin_map(obj, dir, kSandboxes);
     // The pins hold the program, maps and links; our handles can go.
@@ -487,6 +503,7 @@ int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
         sandbox.id = cgroup_id;
         sandbox.mnt_ns = namespace_inode("mnt");
         sandbox.user_ns = namespace_inode("user");
+        admit_cgroup(pin_dir_, cgroup_id);
         if (bpf_map_update_elem(sandboxes_, &cgroup_id, &sandbox, BPF_NOEXIST) != 0)
             fail_errno("cannot register the sandbox");
     } catch (...) {
@@ -505,6 +522,7 @@ void Enforcer::install_alias(std::uint64_t alias, std::uint64_t existing)
     // sandbox's entry: an inner map, or a value. The sandbox entry, copied last, keeps the
     // existing one's id. A specialised program's own tables are arrays, and stay as they are.
     try {
+        admit_cgroup(pin_dir_, alias);
         for (const char* name : {kTrans, kAccepts, kLinks, kNet, kNetRules, kDevices, kEvents, kSandboxes}) {
             const int fd = bpf_obj_get((pin_dir_ + "/" + name).c_str());
             if (fd < 0)

@@ -23,7 +23,7 @@ bwrun() { "$bin/bwrun" "$@"; }
 # listen tcp|udp HOST PORT NAME: a listener outside the sandbox logging to $W/NAME.log.
 listen() {
     local log=$W/$4.log
-    python3 "$W/net_probe.py" listen "$1" "$2" "$3" "$log" 2>"$log.err" &
+    /usr/bin/python3 "$W/net_probe.py" listen "$1" "$2" "$3" "$log" 2>"$log.err" &
     listeners+=($!)
     # Python starts slowly under emulation on a busy host.
     for _ in $(seq 600); do

@@ -82,7 +82,7 @@ test_action_kill() {
 
 test_name_beats_group() {
     # fsync is allowed by name, fdatasync denied through @sync.
-    sandbox sync-group -- python3 -c "
+    sandbox sync-group -- /usr/bin/python3 -c "
 import os
 fd = os.open('$W/file', os.O_RDONLY)
 os.fsync(fd)

@@ -30,6 +30,9 @@ PTRACE_ATTACH, PTRACE_DETACH = 16, 17
 
 
 def syscall(name, *args):
+    # syscall(2) is variadic: a Python int would go as a C int, leaving the register's
+    # upper half to chance, so each goes as a long.
+    args = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
     r = libc.syscall(SYS[name], *args)
     if r < 0:
         e = ctypes.get_errno()

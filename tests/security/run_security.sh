@@ -52,7 +52,7 @@ W=/tmp/bw-sec
 # of executable mappings need a file system that is not overlayfs.
 S=/dev/shm/bw-sec
 out=$W/out
-esc="python3 $here/escape.py"
+esc="/usr/bin/python3 $here/escape.py"
 # The same tool where policies/files.bwp and net.bwp let the sandbox read it.
 tool="/usr/bin/python3 $W/tools/escape.py"
 export LC_ALL=C

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-static_assert(BW_ABI_VERSION == 11);
+static_assert(BW_ABI_VERSION == 12);
 static_assert(sizeof(bw_sandbox) == 296);
 static_assert(offsetof(bw_sandbox, id) == 0);
 static_assert(offsetof(bw_sandbox, nclasses) == 8);

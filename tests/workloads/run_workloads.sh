@@ -114,7 +114,7 @@ test_shell_nscd_probe_reported() {
 test_python_stdlib() {
     sandbox python python /usr/bin/python3 work.py
     expect_clean python "sum 6 sorted 1,2,3 child 42"
-    expect_confined python "python3 -c 'open(\"$outside/python\", \"w\")'" "python3 -c 'print(open(\"$secret\").read())'"
+    expect_confined python "/usr/bin/python3 -c 'open(\"$outside/python\", \"w\")'" "/usr/bin/python3 -c 'print(open(\"$secret\").read())'"
 }
 
 test_gcc_make() {
