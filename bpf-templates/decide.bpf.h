@@ -8,8 +8,8 @@
  * The including program defines, before including a hook:
  *   int bw_policy_tables(struct bw_walk *w, __u64 cgid)
  *	finds the sandbox's tables; non-zero when they are missing (the access fails closed);
- *   long bw_policy_step(__u64 i, void *walk)
- *	one byte of the walk, a bpf_loop callback over struct bw_walk;
+ *   int bw_policy_byte(struct bw_walk *w, __u32 at)
+ *	the byte at w->path[at] of the walk (always inline); non-zero when the walk stops;
  *   __u32 bw_policy_decide(struct bw_walk *w, __u32 kind, __u32 *rule)
  *	the decision (enum bw_decision) for `kind` at the walk's final state, and its rule;
  *	BW_DECISION_CHAIN when conditions decide, with the chain's first link as the rule;
@@ -58,6 +58,24 @@ struct bw_access {
 /* With the kinds of bw_check: an allowed path is an executable; record its `when exe`
  * patterns as the task's pending ones (hooks/exe.bpf.h commits them). */
 #define BW_RECORD_EXE (1u << 29)
+
+/* Bytes of the walk per bpf_loop step: the loop's call and the walk's state are paid once
+ * per stride, not once per byte. */
+#define BW_WALK_STRIDE 4
+
+static long bw_walk_step(__u64 i, void *ctx)
+{
+	struct bw_walk *w = ctx;
+	__u32 at = w->start + (__u32)i * BW_WALK_STRIDE;
+	int k;
+
+#pragma unroll
+	for (k = 0; k < BW_WALK_STRIDE; k++) {
+		if (bw_policy_byte(w, at + k))
+			return 1;
+	}
+	return 0;
+}
 
 /* Non-zero when the current task runs in a sandbox; the hook has nothing to do otherwise. */
 static __always_inline int bw_hook_enter(struct bw_hook *h)
@@ -316,7 +334,7 @@ static int bw_check_access(const struct bw_hook *h, const struct bw_access *a, _
 	start &= BW_PATH_MAX - 1;
 	w.path = scratch->path;
 	w.start = start;
-	bpf_loop(BW_PATH_MAX - 1 - start, bw_policy_step, &w, 0);
+	bpf_loop((BW_PATH_MAX - 1 - start + BW_WALK_STRIDE - 1) / BW_WALK_STRIDE, bw_walk_step, &w, 0);
 	if (w.failed) {
 		bw_report(h->cgid, scratch->path + start, BW_PATH_MAX - start, bw_first_kind(kinds),
 			  h->sandbox->default_rule);

@@ -3,9 +3,9 @@
  * The generic enforcement program of the map backend: one copy is attached per
  * machine, and each sandbox's policy lives in maps keyed by its cgroup id.
  *
- * A process outside every sandbox pays one array lookup per hook (bw_cg_filter). Inside a sandbox
- * the kernel-resolved path is walked through the sandbox's automaton (see
- * compiler/automata) one byte per step.
+ * A process outside every sandbox pays one array lookup per hook (bw_cg_filter).
+ * Inside a sandbox the kernel-resolved path is walked through the sandbox's automaton
+ * (see compiler/automata), BW_WALK_STRIDE bytes per bpf_loop step.
  */
 #include "common.bpf.h"
 
@@ -46,17 +46,15 @@ static int bw_policy_tables(struct bw_walk *w, __u64 cgid)
 }
 
 /*
- * One byte of the walk. The automaton decides at the end of the path; it stops early at
- * the dead state (no rule matches: the default decides) or at an absorbing state (no
- * suffix changes the decision).
+ * The byte at path[at] of the walk; non-zero when the walk stops. The automaton decides
+ * at the end of the path; it stops early at the dead state (no rule matches: the default
+ * decides) or at an absorbing state (no suffix changes the decision).
  */
-static long bw_policy_step(__u64 i, void *ctx)
+static __always_inline int bw_policy_byte(struct bw_walk *w, __u32 at)
 {
-	struct bw_walk *w = ctx;
 	unsigned char c;
-	__u32 at, index, *next;
+	__u32 index, *next;
 
-	at = w->start + i;
 	if (at >= BW_PATH_MAX)
 		return 1;
 	c = w->path[at];

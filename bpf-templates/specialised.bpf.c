@@ -71,13 +71,11 @@ static int bw_policy_tables(struct bw_walk *w, __u64 cgid)
 }
 
 /* One byte of the walk; as in generic.bpf.c, it stops at a dead or absorbing state. */
-static long bw_policy_step(__u64 i, void *ctx)
+static __always_inline int bw_policy_byte(struct bw_walk *w, __u32 at)
 {
-	struct bw_walk *w = ctx;
 	unsigned char c;
-	__u32 at, index, *next;
+	__u32 index, *next;
 
-	at = w->start + i;
 	if (at >= BW_PATH_MAX)
 		return 1;
 	c = w->path[at];

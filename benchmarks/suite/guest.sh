@@ -11,8 +11,9 @@
 #   memory BACKEND N KERNEL PROCESS  the kernel memory charged to the held bwruns' cgroup,
 #                               in bytes, and of it their own stacks and page tables
 #   startup BACKEND RUN NS      bwrun -- /bin/true when no sandbox holds the program
-#   hook BACKEND inside|outside PROG CALLS NS   a program's mean run time over the open
-#                               workload, in a sandbox or outside one (bpf_stats_enabled)
+#   hook BACKEND WORKLOAD inside|outside PROG CALLS NS   a program's mean run time over
+#                               the open or walk workload, in a sandbox or outside one
+#                               (bpf_stats_enabled)
 set -euo pipefail
 
 suite=${1:?usage: guest.sh SUITE_DIR BIN_DIR RUNS MODES WORKLOADS [scale]}
@@ -269,15 +270,16 @@ done
 
 # --- scale and cost -------------------------------------------------------------------------
 
-# hook_cost BACKEND WHERE COMMAND...: each of our programs' mean run time over COMMAND.
+# hook_cost BACKEND WORKLOAD WHERE COMMAND...: each of our programs' mean run time over
+# COMMAND.
 hook_cost() {
-    local backend=$1 where=$2
-    shift 2
+    local backend=$1 workload=$2 where=$3
+    shift 3
     $cost stats "$B/before"
-    "$@" >/dev/null 2>"$B/stderr" || die "the open workload $where a $backend sandbox: $(head -c 600 "$B/stderr")"
+    "$@" >/dev/null 2>"$B/stderr" || die "the $workload workload $where a $backend sandbox: $(head -c 600 "$B/stderr")"
     $cost stats "$B/after"
     $cost per-call "$B/before" "$B/after" | while read -r prog calls ns; do
-        echo "hook $backend $where $prog $calls $ns"
+        echo "hook $backend $workload $where $prog $calls $ns"
     done
 }
 if [ "$scale" = scale ]; then
@@ -304,8 +306,12 @@ if [ "$scale" = scale ]; then
         done
         sysctl -qw kernel.bpf_stats_enabled=1
         hold "hook-$backend" "$tools/$backend.o"
-        hook_cost "$backend" inside "$bin/bwrun" --quiet "$tools/$backend.o" -- "$tools/bench_io" open "$work/files"
-        hook_cost "$backend" outside "$tools/bench_io" open "$work/files"
+        for w in open walk; do
+            # shellcheck disable=SC2046 # the command is a word list
+            hook_cost "$backend" "$w" inside "$bin/bwrun" --quiet "$tools/$backend.o" -- $(workload_cmd "$w" "$work")
+            # shellcheck disable=SC2046
+            hook_cost "$backend" "$w" outside $(workload_cmd "$w" "$work")
+        done
         release
         sysctl -qw kernel.bpf_stats_enabled=0
     done

@@ -513,7 +513,7 @@ std::uint32_t device_pattern_bit(const Automaton& a, const ir::DeviceRule& rule)
 
 namespace {
 
-// Mirrors bw_policy_step() in generic.bpf.c.
+// Mirrors bw_policy_byte() in generic.bpf.c.
 std::uint32_t walk(const Automaton& a, std::string_view path)
 {
     std::uint32_t state = BW_START_STATE;
