@@ -33,11 +33,11 @@ def our_programs():
 def memory(cgroup):
     with open(f"{cgroup}/memory.stat") as f:
         stat = {k: int(v) for k, v in (line.split() for line in f)}
+    # "kernel" (5.18 and later, so on every kernel bwvm boots) sums every kind of kernel memory.
+    if "kernel" not in stat:
+        sys.exit(f"bpf_cost.py: {cgroup}/memory.stat has no kernel field (Linux 5.18 or later has it)")
     process = stat.get("kernel_stack", 0) + stat.get("pagetables", 0) + stat.get("sec_pagetables", 0)
-    # "kernel" sums every kind of kernel memory where the kernel has it (5.18 and later).
-    kernel = stat["kernel"] if "kernel" in stat else process + sum(
-        stat.get(k, 0) for k in ("percpu", "sock", "slab", "vmalloc"))
-    print(kernel, process)
+    print(stat["kernel"], process)
 
 
 def stats(path):
