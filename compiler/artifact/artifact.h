@@ -77,6 +77,9 @@ struct Artifact {
     PolicyData policy;
 };
 
+// An artifact bigger than this is not one bwc wrote: read() and the nesting broker refuse it.
+inline constexpr std::size_t kMaxArtifactBytes = 64u << 20;
+
 std::variant<Artifact, Error> read(const std::string& path);
 
 // An id for a BPF object that has no policy section (the generic program nested sandboxes use).

@@ -1,14 +1,18 @@
 // bwctl: inspects and controls running sandboxes.
+#include "cgroup.h"
 #include "cleanup.h"
 #include "enforcer.h"
 #include "failure.h"
 #include "registry.h"
 #include "version.h"
 
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fmt/format.h>
+#include <optional>
 #include <string_view>
+#include <thread>
 #include <unistd.h>
 
 namespace {
@@ -18,6 +22,7 @@ using namespace bw;
 void usage(std::FILE* out)
 {
     std::fputs("usage: bwctl list\n"
+               "       bwctl stop NAME\n"
                "       bwctl --version\n",
                out);
 }
@@ -50,6 +55,70 @@ int cmd_list()
     return 0;
 }
 
+std::optional<rt::SandboxRecord> find_sandbox(const std::string& name)
+{
+    for (auto& r : rt::list_sandboxes()) {
+        if (r.name == name)
+            return std::move(r);
+    }
+    return std::nullopt;
+}
+
+int cmd_stop(const std::string& name)
+{
+    auto stays_confined = [&] {
+        std::fprintf(stderr, "bwctl: sandbox %s has processes that survive SIGKILL; it stays confined\n",
+                     name.c_str());
+        return 1;
+    };
+    pid_t supervisor = 0;
+    {
+        // Under the lock, as an orphan is ended: bwrun, seeing its program die, waits for the
+        // lock to lift the policy, which it does only once the cgroup is empty.
+        const rt::StateLock lock;
+        const auto r = find_sandbox(name);
+        if (!r) {
+            std::fprintf(stderr, "bwctl: no sandbox named `%s` is running; `bwctl list` shows those that are\n",
+                         name.c_str());
+            return 1;
+        }
+        if (!rt::supervisor_alive(*r)) {
+            if (!rt::end_recorded_sandbox(*r, true))
+                return stays_confined();
+            std::printf("stopped %s\n", name.c_str());
+            return 0;
+        }
+        // cgroup.kill reaches the sandboxes nested in it too.
+        auto cgroup = rt::Cgroup::open_existing(r->cgroup, r->cgroup_id, !r->parent.empty());
+        if (cgroup && !cgroup->kill_all(rt::kKillTimeout))
+            return stays_confined();
+        supervisor = r->supervisor_pid;
+    }
+    // Its bwrun now reports the program's end and removes the sandbox; should it die
+    // meanwhile, the sandbox is ended here instead.
+    const auto deadline = std::chrono::steady_clock::now() + rt::kKillTimeout;
+    for (;;) {
+        const auto r = find_sandbox(name);
+        if (!r || r->supervisor_pid != supervisor)
+            break;
+        if (!rt::supervisor_alive(*r)) {
+            if (rt::end_recorded_sandbox(*r, false))
+                break;
+            return stays_confined();
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            std::fprintf(stderr,
+                         "bwctl: sandbox %s's processes are gone, but its bwrun (pid %d) has not ended it after "
+                         "%lld s; bwctl list ends it once that bwrun exits\n",
+                         name.c_str(), supervisor, static_cast<long long>(rt::kKillTimeout.count()));
+            return 1;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::printf("stopped %s\n", name.c_str());
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -63,13 +132,15 @@ int main(int argc, char** argv)
         usage(stdout);
         return 0;
     }
-    if (cmd == "list" && argc == 2) {
+    const bool list = cmd == "list" && argc == 2;
+    const bool stop = cmd == "stop" && argc == 3;
+    if (list || stop) {
         if (geteuid() != 0) {
             std::fputs("bwctl: sandbox state is root-only; run bwctl as root\n", stderr);
             return 1;
         }
         try {
-            return cmd_list();
+            return list ? cmd_list() : cmd_stop(argv[2]);
         } catch (const rt::Failure& e) {
             std::fprintf(stderr, "bwctl: %s\n", e.what());
             return 1;

@@ -274,6 +274,56 @@ test_bwctl_list_shows_sandbox() {
         fail "sandbox missing: $(cat "$out/list")"
 }
 
+test_bwctl_stop_ends_sandbox() {
+    bwrun --name stopme "$W/base.o" -- sh -c "sleep 1000 & touch $W/shared/stop-up; sleep 1000" \
+        >"$out/stdout" 2>"$out/stderr" &
+    local pid=$! procs rc p
+    wait_for "$W/shared/stop-up" || { fail "the sandbox did not start: $(cat "$out/stderr")"; kill $pid; return; }
+    rm -f "$W/shared/stop-up"
+    procs=$(cat /sys/fs/cgroup/bumblewrap/stopme/cgroup.procs)
+    bwctl stop stopme >"$out/stop.out" 2>"$out/stop.err"
+    rc=$?
+    [ $rc = 0 ] && [ "$(cat "$out/stop.out")" = "stopped stopme" ] ||
+        fail "bwctl stop: status $rc, $(cat "$out/stop.out" "$out/stop.err")"
+    wait $pid
+    rc=$?
+    [ $rc = 137 ] || fail "bwrun's status $rc, wanted 137 (its program killed); stderr: $(head -c 600 "$out/stderr")"
+    for p in $procs; do
+        gone "$p" || fail "process $p of the stopped sandbox still runs"
+    done
+    [ ! -e /sys/fs/cgroup/bumblewrap/stopme ] || fail "the stopped sandbox's cgroup is left"
+    bwctl list >"$out/list"
+    ! grep -q "^stopme " "$out/list" || fail "the stopped sandbox is still listed: $(cat "$out/list")"
+    test_nothing_left_behind
+}
+
+test_bwctl_stop_unknown_sandbox() {
+    bwctl stop no-such-sandbox >"$out/stdout" 2>"$out/stderr"
+    local rc=$?
+    [ $rc = 1 ] && grep -qF "no sandbox named \`no-such-sandbox\` is running" "$out/stderr" ||
+        fail "status $rc, stderr: $(cat "$out/stderr")"
+    bwctl stop >"$out/stdout" 2>"$out/stderr"
+    rc=$?
+    [ $rc = 2 ] && grep -q "bwctl stop NAME" "$out/stderr" || fail "no usage without a name: status $rc, $(cat "$out/stderr")"
+}
+
+test_bwctl_stop_unreachable_from_inside() {
+    # A policy that allows everything it may: only the invariants stand between the program,
+    # root in its sandbox, and bumblewrap's state and cgroup.
+    bwrun --name selfstop "$W/allow-all.o" -- sh -c "$bin/bwctl stop selfstop >$W/shared/inside.out 2>&1
+        echo \$? >$W/shared/inside.rc
+        echo 1 2>>$W/shared/inside.out >/sys/fs/cgroup/bumblewrap/selfstop/cgroup.kill
+        exit 5" >"$out/stdout" 2>"$out/stderr"
+    local rc=$?
+    [ $rc = 5 ] || fail "the sandbox did not run to its end (status $rc): $(cat "$W/shared/inside.out")"
+    [ "$(cat "$W/shared/inside.rc")" = 1 ] || fail "bwctl in the sandbox: status $(cat "$W/shared/inside.rc"), wanted 1"
+    grep -q "bwctl: cannot .*/run/bumblewrap.*: Permission denied" "$W/shared/inside.out" ||
+        fail "bwctl in the sandbox was not refused bumblewrap's state: $(cat "$W/shared/inside.out")"
+    grep -q "cgroup.kill: Operation not permitted" "$W/shared/inside.out" ||
+        fail "the sandbox's cgroup.kill was not refused: $(cat "$W/shared/inside.out")"
+    rm -f "$W/shared/inside.out" "$W/shared/inside.rc"
+}
+
 test_exit_status_0() {
     sandbox base sh -c 'exit 0'
     expect_status 0
@@ -1378,7 +1428,8 @@ fi
     dotdot_traversal symlink_made_inside read_only_tree append_only_log exec_is_its_own_access \
     glob_deny_inside_allow policy_that_denies_nothing denied_path_over_96_bytes path_over_4000_bytes_allowed \
     path_over_4000_bytes_denied path_beyond_path_max_fails_closed outside_unaffected \
-    two_sandboxes_at_once bwctl_list_shows_sandbox exit_status_0 exit_status_3 exit_status_sigkill \
+    two_sandboxes_at_once bwctl_list_shows_sandbox bwctl_stop_ends_sandbox bwctl_stop_unknown_sandbox \
+    bwctl_stop_unreachable_from_inside exit_status_0 exit_status_3 exit_status_sigkill \
     background_children_killed bad_artifact program_not_found ${runtime_tests:-} \
     create_by_open_allowed create_by_open_denied mkdir_mknod_symlink_allowed mkdir_mknod_symlink_denied \
     unlink_rmdir_allowed unlink_rmdir_denied rename_allowed rename_out_of_denied_dir rename_into_denied_dir \

@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <iterator>
+#include <thread>
+#include <unistd.h>
 
 
 using namespace bw;
@@ -194,6 +196,16 @@ TEST_CASE("corrupt and foreign inputs are refused with a reason")
         REQUIRE(std::holds_alternative<artifact::Error>(r));
         CHECK_THAT(std::get<artifact::Error>(r).message, Catch::Contains("not an ELF object"));
     }
+    SECTION("a folder, or no file")
+    {
+        const auto folder = artifact::read(dir.path().string());
+        REQUIRE(std::holds_alternative<artifact::Error>(folder));
+        CHECK_THAT(std::get<artifact::Error>(folder).message, Catch::Contains("Is a directory"));
+        const auto missing = artifact::read((dir.path() / "missing.o").string());
+        REQUIRE(std::holds_alternative<artifact::Error>(missing));
+        CHECK_THAT(std::get<artifact::Error>(missing).message,
+                   Catch::Contains("cannot open") && Catch::Contains("No such file"));
+    }
     SECTION("an ELF object without a policy")
     {
         std::ofstream(dir.path() / "plain.o", std::ios::binary)
@@ -203,6 +215,33 @@ TEST_CASE("corrupt and foreign inputs are refused with a reason")
         REQUIRE(std::holds_alternative<artifact::Error>(r));
         CHECK_THAT(std::get<artifact::Error>(r).message, Catch::Contains("has no `.bw.policy` section"));
     }
+}
+
+TEST_CASE("an artifact reads whole from a pipe as from its file")
+{
+    test::TempDir dir;
+    const auto path = build(dir, kPolicy, "web.o");
+    const std::string bytes = slurp(path);
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    // A writer thread: the artifact is bigger than a pipe holds.
+    std::thread writer([&] {
+        for (std::size_t off = 0; off < bytes.size();) {
+            const ssize_t n = write(fds[1], bytes.data() + off, bytes.size() - off);
+            if (n <= 0)
+                break;
+            off += static_cast<std::size_t>(n);
+        }
+        close(fds[1]);
+    });
+    const auto r = artifact::read(fmt::format("/proc/self/fd/{}", fds[0]));
+    writer.join();
+    close(fds[0]);
+    REQUIRE(std::holds_alternative<artifact::Artifact>(r));
+    const auto& a = std::get<artifact::Artifact>(r);
+    CHECK(a.elf.size() == bytes.size());
+    CHECK(a.policy.ir.name == "web");
+    CHECK(a.program_id == std::get<artifact::Artifact>(artifact::read(path)).program_id);
 }
 
 TEST_CASE("a failed write leaves no file behind")

@@ -25,8 +25,6 @@ namespace bw::bwrun::nesting {
 
 namespace {
 
-// An artifact bigger than this is not one bwc wrote; the broker does not read it.
-constexpr off_t kMaxArtifactBytes = 64 << 20;
 // Events forwarded but not yet read that a nested sandbox's socket holds before dropping more.
 constexpr int kForwardBytes = 8 << 20;
 
@@ -220,7 +218,8 @@ void Broker::open_nested(Nested& n, int artifact_fd, int pidfd, const NestReques
     if (nested_.size() >= kMaxNested)
         throw rt::Failure(fmt::format("a sandbox holds at most {} nested sandboxes at once", kMaxNested));
     struct stat st{};
-    if (fstat(artifact_fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxArtifactBytes)
+    if (fstat(artifact_fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        static_cast<std::uint64_t>(st.st_size) > artifact::kMaxArtifactBytes)
         throw rt::Failure("the nested policy is not a regular file of a policy artifact's size");
     const auto read = artifact::read(fmt::format("/proc/self/fd/{}", artifact_fd));
     if (const auto* e = std::get_if<artifact::Error>(&read))
