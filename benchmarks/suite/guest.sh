@@ -22,7 +22,9 @@ runs=${3:?}
 IFS=, read -ra modes <<<"${4:?}"
 IFS=, read -ra workloads <<<"${5:?}"
 scale=${6:-}
-cost="/usr/bin/python3 -I -S -B $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bpf_cost.py"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cost="/usr/bin/python3 -I -S -B $here/bpf_cost.py"
+stagepy="/usr/bin/python3 -I -S -B $here/stage.py"
 readonly B=/bench tools=/bench/bin work=/bench/work fuse=/bench/fuse
 # The user's home is on the tmpfs too: the benchmark policy's deny-secrets denies /root/.
 export HOME=/bench/home LC_ALL=C GIT_CONFIG_NOSYSTEM=1
@@ -110,30 +112,24 @@ random, re, shlex, shutil, socket, statistics, string, struct, subprocess, tempf
 
 # --- staging: the host files the workloads read, copied up into the guest -----------------
 
-# The root is an overlay of the host's over 9p: a read that goes to the host makes the icount
-# clock jump. Changing a file's mode to its own copies it up to the overlay's guest tmpfs.
-# The files: those each workload opens natively (strace), and the launchers and their
-# libraries.
+# The files, symlinks and directories that each workload and each mode's launcher name
+# (strace), copied up from the 9p share (see stage.py). Run after the modes are known.
 stage() {
-    local w f list=$B/staged
-    : >"$list"
+    local w m
     for w in "${workloads[@]}"; do
         [ "$w" = gcc ] && make -s -C "$work/proj" clean
         # shellcheck disable=SC2046 # the command is a word list
-        (cd "$work" && TMPDIR=$work/tmp strace -f -qq -s 4096 -o "$B/trace" -e trace=%file,execve \
+        (cd "$work" && TMPDIR=$work/tmp strace -f -qq -s 4096 -o "$B/trace.$w" -e trace=%file,execve \
             $(workload_cmd "$w" "$work") >/dev/null 2>&1) || die "$w does not run natively"
-        grep -o '"/[^"]*"' "$B/trace" | tr -d '"' >>"$list"
     done
-    for f in "$bin/bwrun" "$(command -v bwrap)" "$(command -v bindfs)" "$(command -v firejail)" \
-        "$(command -v fusermount)" "$(command -v bpftool)"; do
-        [ -n "$f" ] || continue
-        echo "$f"
-        ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true
-    done >>"$list"
-    sort -u "$list" | grep -v '^/\(bench\|proc\|sys\|dev\|tmp\)/' | while read -r f; do
-        f=$(readlink -f "$f") || continue
-        [ -f "$f" ] && chmod --reference="$f" "$f"
+    for m in "${usable[@]}"; do
+        mode_up "$m"
+        # shellcheck disable=SC2046 # the prefix is a word list
+        strace -f -qq -s 4096 -o "$B/trace.mode-$m" -e trace=%file,execve $(mode_prefix "$m") /bin/true \
+            >/dev/null 2>"$B/stderr" || die "$m does not start /bin/true under strace: $(head -c 600 "$B/stderr")"
+        mode_down "$m"
     done
+    $stagepy up "$B"/trace.* >&2 || die "cannot stage the host files"
 }
 
 # --- modes and workloads ------------------------------------------------------------------
@@ -266,7 +262,19 @@ for run in $(seq 0 "$runs"); do
         done
         mode_down "$m"
     done
+    if [ "$run" = 0 ]; then
+        # After the warm-up: a write to a directory (a cache a first run creates) drops the
+        # listing overlay keeps of it.
+        $stagepy hold "$B"/trace.* >"$B/held" &
+        dir_holder=$!
+        # The next run starts once the holder is idle.
+        until [ -s "$B/held" ]; do
+            kill -0 "$dir_holder" 2>/dev/null || die "stage.py hold ended before it held the directories"
+            sleep 0.1
+        done
+    fi
 done
+kill "$dir_holder"
 
 # --- scale and cost -------------------------------------------------------------------------
 
