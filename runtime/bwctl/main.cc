@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <ctime>
 #include <fmt/format.h>
-#include <optional>
 #include <string_view>
 #include <thread>
 #include <unistd.h>
@@ -55,15 +54,6 @@ int cmd_list()
     return 0;
 }
 
-std::optional<rt::SandboxRecord> find_sandbox(const std::string& name)
-{
-    for (auto& r : rt::list_sandboxes()) {
-        if (r.name == name)
-            return std::move(r);
-    }
-    return std::nullopt;
-}
-
 int cmd_stop(const std::string& name)
 {
     auto stays_confined = [&] {
@@ -76,7 +66,7 @@ int cmd_stop(const std::string& name)
         // Under the lock, as an orphan is ended: bwrun, seeing its program die, waits for the
         // lock to lift the policy, which it does only once the cgroup is empty.
         const rt::StateLock lock;
-        const auto r = find_sandbox(name);
+        const auto r = rt::find_sandbox(name);
         if (!r) {
             std::fprintf(stderr, "bwctl: no sandbox named `%s` is running; `bwctl list` shows those that are\n",
                          name.c_str());
@@ -98,7 +88,7 @@ int cmd_stop(const std::string& name)
     // meanwhile, the sandbox is ended here instead.
     const auto deadline = std::chrono::steady_clock::now() + rt::kKillTimeout;
     for (;;) {
-        const auto r = find_sandbox(name);
+        const auto r = rt::find_sandbox(name);
         if (!r || r->supervisor_pid != supervisor)
             break;
         if (!rt::supervisor_alive(*r)) {

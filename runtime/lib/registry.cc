@@ -127,6 +127,13 @@ void unregister_sandbox(const std::string& name, pid_t supervisor_pid)
         unlink(path.c_str());
 }
 
+std::optional<SandboxRecord> find_sandbox(const std::string& name)
+{
+    if (!valid_sandbox_name(name))
+        return std::nullopt;
+    return read_record(record_path(name));
+}
+
 std::vector<SandboxRecord> list_sandboxes()
 {
     std::vector<SandboxRecord> out;

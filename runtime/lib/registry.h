@@ -38,6 +38,8 @@ void register_sandbox(const SandboxRecord& record);
 // a new sandbox may have taken the name).
 void unregister_sandbox(const std::string& name, pid_t supervisor_pid);
 std::vector<SandboxRecord> list_sandboxes();
+// The record of the sandbox named `name`, if there is one (an invalid name has none).
+std::optional<SandboxRecord> find_sandbox(const std::string& name);
 // Whether the supervising bwrun still runs.
 bool supervisor_alive(const SandboxRecord& record);
 

@@ -230,10 +230,8 @@ void Broker::open_nested(Nested& n, int artifact_fd, int pidfd, const NestReques
         throw rt::Failure(fmt::format("invalid sandbox name `{}`: use 1-64 letters, digits, `.`, `_` or `-`", name));
 
     rt::StateLock lock;
-    for (const auto& r : rt::list_sandboxes()) {
-        if (r.name == name && rt::supervisor_alive(r))
-            throw rt::Failure(fmt::format("a sandbox named `{}` is already running; choose another --name", name));
-    }
+    if (const auto r = rt::find_sandbox(name); r && rt::supervisor_alive(*r))
+        throw rt::Failure(fmt::format("a sandbox named `{}` is already running; choose another --name", name));
     auto enforcer = rt::Enforcer::open_nested(n.depth, art.policy.kernel.min_kernel);
     n.cgroup.emplace(rt::Cgroup::create_in(parent->cgroup, name));
     std::vector<std::string> aliases{parent->pin_dir};
