@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 12
+#define BW_ABI_VERSION 13
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -98,7 +98,8 @@ enum bw_event_op {
 	BW_OP_OPEN,       /* an open on cgroup2 or bpffs; target: the magic; arg: f_mode; path: the name */
 	BW_OP_DEVICE_RULE, /* a device rule denied: rule_id, access; target: the device number;
 			    * arg: the ioctl command (access ioctl); path as for BW_OP_PATH */
-	BW_OP_AUDIT,      /* not a denial: an allowed access an audit rule records, as BW_OP_PATH */
+	BW_OP_AUDIT,      /* not a denial: an allowed access an audit rule records, as BW_OP_PATH;
+			   * arg: every kind the operation asked (bits 1 << enum bw_access_kind) */
 	BW_OP_TTY,        /* target: the device number; arg: the ioctl command; path: the name */
 	BW_OP_USERNS,     /* the creation of a user namespace */
 	BW_OP_NEW_FS,     /* a new file system: arg its magic; target_comm its type */
@@ -107,6 +108,8 @@ enum bw_event_op {
 /*
  * One running sandbox, keyed by its cgroup id in bw_sandboxes. Present only once
  * the sandbox's automaton maps are in place, so a hit always has a whole policy.
+ * A live edit (bwctl) puts the new policy's tables in place under a key of their own,
+ * then replaces this entry whole: a hook that has read the entry decides by one policy.
  */
 struct bw_sandbox {
 	__u64 id;               /* the cgroup id of the sandbox this entry belongs to: a nested
@@ -121,7 +124,14 @@ struct bw_sandbox {
 	__u32 audits;           /* 1 when the policy has audit rules */
 	__u32 mnt_ns;           /* the inode numbers of the mount and user namespaces the sandbox */
 	__u32 user_ns;          /* started in: paths are named in that mount namespace */
+	__u64 tables;           /* the key of its per-sandbox tables (the map backend's): the cgroup
+				 * id, or BW_TABLES_ALT | the cgroup id after an odd number of edits */
+	__u32 version;          /* of its policy: 0 as started, one more per live edit */
+	__u32 pad;
 };
+
+/* Set in the key of a policy's tables while the other key still holds the previous ones. */
+#define BW_TABLES_ALT (1ull << 63)
 
 /* `when exe` patterns: a policy names at most this many, each one bit of a mask. */
 #define BW_MAX_EXE_PATTERNS 32
@@ -218,6 +228,8 @@ struct bw_event {
 	__u64 target;     /* the object: a pid, a device number (see enum bw_event_op) */
 	__u64 arg;        /* a signal, a command, flags (see enum bw_event_op) */
 	char target_comm[16]; /* the target task's comm, for signals and ptrace */
+	__u32 version;    /* of the sandbox's policy when the event was written */
+	__u32 pad;
 	char path[BW_PATH_MAX];
 };
 

@@ -59,6 +59,15 @@ struct {
 	});
 } bw_events SEC(".maps");
 
+/* cgroup id -> events its ring had no room for: under a flood, events are dropped rather
+ * than the sandbox slowed, and its bwrun reports how many. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BW_MAX_SANDBOXES);
+	__type(key, __u64);
+	__type(value, __u64);
+} bw_drops SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -138,8 +147,10 @@ static __always_inline __u32 bw_accept_decide(const struct bw_accept *a,
 	return a->decision[kind];
 }
 
-/* With the access of bw_report: the event is an audit record, not a denial. */
+/* With the access of bw_report: the event is an audit record, not a denial; bits from
+ * BW_REPORT_ASKED_SHIFT then hold every kind the operation asked, for the event's arg. */
 #define BW_REPORT_AUDIT (1u << 31)
+#define BW_REPORT_ASKED_SHIFT 8
 
 /*
  * Starts an event of the current task in sandbox cgid: the header filled but for the
@@ -147,6 +158,7 @@ static __always_inline __u32 bw_accept_decide(const struct bw_accept *a,
  */
 static __always_inline struct bw_event *bw_event_start(__u64 cgid, __u32 op)
 {
+	const struct bw_sandbox *sandbox;
 	struct bw_event *e;
 	__u64 id;
 
@@ -154,6 +166,8 @@ static __always_inline struct bw_event *bw_event_start(__u64 cgid, __u32 op)
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!e)
 		return 0;
+	sandbox = bpf_map_lookup_elem(&bw_sandboxes, &cgid);
+	e->version = sandbox ? sandbox->version : 0;
 	id = bpf_get_current_pid_tgid();
 	e->cgroup_id = cgid;
 	e->pid = (__u32)id;
@@ -175,7 +189,15 @@ static __always_inline struct bw_event *bw_event_start(__u64 cgid, __u32 op)
  * takes a short slot. The mask only convinces the verifier. */
 static __always_inline void bw_event_send(void *ring, const struct bw_event *e)
 {
-	bpf_ringbuf_output(ring, (void *)e, offsetof(struct bw_event, path) + (e->path_len & (BW_PATH_MAX - 1)), 0);
+	__u64 one = 1, *drops;
+
+	if (!bpf_ringbuf_output(ring, (void *)e, offsetof(struct bw_event, path) + (e->path_len & (BW_PATH_MAX - 1)), 0))
+		return;
+	drops = bpf_map_lookup_elem(&bw_drops, &e->cgroup_id);
+	if (drops)
+		__sync_fetch_and_add(drops, 1);
+	else
+		bpf_map_update_elem(&bw_drops, &e->cgroup_id, &one, BPF_NOEXIST);
 }
 
 /* An event's path: len bytes of path, the NUL counted; a negative len is the errno of a
@@ -206,7 +228,12 @@ static __attribute__((unused)) void bw_report(__u64 cgid, const char *path, long
 	if (!e)
 		return;
 	e->rule_id = rule;
-	e->access = access & ~BW_REPORT_AUDIT;
+	if (access & BW_REPORT_AUDIT) {
+		e->access = access & ((1u << BW_REPORT_ASKED_SHIFT) - 1);
+		e->arg = (access & ~BW_REPORT_AUDIT) >> BW_REPORT_ASKED_SHIFT;
+	} else {
+		e->access = access;
+	}
 	bw_event_path(e, path, len);
 	bw_event_send(ring, e);
 }

@@ -6,7 +6,7 @@
  * access kind. A hook is then a few lines: bw_hook_enter, then bw_check per path.
  *
  * The including program defines, before including a hook:
- *   int bw_policy_tables(struct bw_walk *w, __u64 cgid)
+ *   int bw_policy_tables(struct bw_walk *w)
  *	finds the sandbox's tables; non-zero when they are missing (the access fails closed);
  *   int bw_policy_byte(struct bw_walk *w, __u32 at)
  *	the byte at w->path[at] of the walk (always inline); non-zero when the walk stops;
@@ -306,7 +306,7 @@ static int bw_check_access(const struct bw_hook *h, const struct bw_access *a, _
 	w.state = BW_START_STATE;
 	scratch = bpf_task_storage_get(&bw_scratch, bpf_get_current_task_btf(), 0,
 				       BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!scratch || bw_policy_tables(&w, h->cgid)) {
+	if (!scratch || bw_policy_tables(&w)) {
 		bw_report(h->cgid, 0, -ENOMEM, bw_first_kind(kinds), h->sandbox->default_rule);
 		return -EACCES;
 	}
@@ -371,7 +371,8 @@ static int bw_check_access(const struct bw_hook *h, const struct bw_access *a, _
 	}
 	rule = bw_chain_audit(&w, dentry, open_flags, asked, &k);
 	if (rule)
-		bw_report(h->cgid, scratch->path + start, BW_PATH_MAX - start, k | BW_REPORT_AUDIT, rule);
+		bw_report(h->cgid, scratch->path + start, BW_PATH_MAX - start,
+			  k | asked << BW_REPORT_ASKED_SHIFT | BW_REPORT_AUDIT, rule);
 	return 0;
 }
 

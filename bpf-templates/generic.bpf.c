@@ -10,8 +10,9 @@
 #include "common.bpf.h"
 
 /*
- * cgroup id -> one of the sandbox's tables: an array of entries of `value_bytes` each,
- * made to the policy's size when bwrun installs the sandbox. The inner value is given by
+ * Tables key (bw_sandbox.tables) -> one of the sandbox's tables: an array of entries of
+ * `value_bytes` each, made to the policy's size when bwrun installs the sandbox or bwctl
+ * edits its policy. The inner value is given by
  * size: clang's BTF for a map-in-map keeps only a forward declaration of its type.
  */
 #define BW_PER_SANDBOX_TABLE(value_bytes)                                                  \
@@ -37,11 +38,13 @@ BW_PER_SANDBOX_TABLE(sizeof(struct bw_accept)) bw_accepts SEC(".maps");
 /* cgroup id -> decision chains. */
 BW_PER_SANDBOX_TABLE(sizeof(struct bw_link)) bw_links SEC(".maps");
 
-static int bw_policy_tables(struct bw_walk *w, __u64 cgid)
+static int bw_policy_tables(struct bw_walk *w)
 {
-	w->trans = bpf_map_lookup_elem(&bw_trans, &cgid);
-	w->accepts = bpf_map_lookup_elem(&bw_accepts, &cgid);
-	w->links = bpf_map_lookup_elem(&bw_links, &cgid);
+	__u64 key = w->sandbox->tables;
+
+	w->trans = bpf_map_lookup_elem(&bw_trans, &key);
+	w->accepts = bpf_map_lookup_elem(&bw_accepts, &key);
+	w->links = bpf_map_lookup_elem(&bw_links, &key);
 	return !w->trans || !w->accepts || !w->links;
 }
 
@@ -79,6 +82,22 @@ static const struct bw_link *bw_policy_link(struct bw_walk *w, __u32 index)
 {
 	return bpf_map_lookup_elem(w->links, &index);
 }
+
+/*
+ * Read by no hook: bwctl updates it to wait for an RCU grace period (a map-in-map update
+ * from user space waits for one), after which no hook still runs on what it read before.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(max_entries, 1);
+		__type(key, __u32);
+		__type(value, __u32);
+	});
+} bw_barrier SEC(".maps");
 
 /* Any sandbox's policy may have `when exe` rules. */
 #define BW_RECORDS_EXE 1
@@ -129,13 +148,15 @@ static int bw_policy_devices(struct bw_walk *w, __u32 *patterns)
 #include "hooks/unix.bpf.h"
 #include "hooks/ioctl.bpf.h"
 
-/* cgroup id -> the sandbox's device rules, most specific first (devices.bpf.h); the array
+/* Tables key -> the sandbox's device rules, most specific first (devices.bpf.h); the array
  * ends with the last rule. */
 BW_PER_SANDBOX_TABLE(sizeof(struct bw_device_rule)) bw_devices SEC(".maps");
 
-static int bw_device_rules(__u64 cgid, void **rules)
+static int bw_device_rules(const struct bw_hook *h, void **rules)
 {
-	*rules = bpf_map_lookup_elem(&bw_devices, &cgid);
+	__u64 key = h->sandbox->tables;
+
+	*rules = bpf_map_lookup_elem(&bw_devices, &key);
 	return !*rules;
 }
 
@@ -150,7 +171,7 @@ static const struct bw_device_rule *bw_device_rule_at(void *rules, __u32 i)
 
 /* --- network (hooks/net.bpf.h) --- */
 
-/* cgroup id -> the sandbox's network policy (per-family verdicts, endpoint rule count). */
+/* Tables key -> the sandbox's network policy (per-family verdicts, endpoint rule count). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BW_MAX_SANDBOXES);
@@ -158,15 +179,22 @@ struct {
 	__type(value, struct bw_net_policy);
 } bw_net SEC(".maps");
 
-/* cgroup id -> the sandbox's endpoint rules, most specific first. */
+/* Tables key -> the sandbox's endpoint rules, most specific first. */
 BW_PER_SANDBOX_TABLE(sizeof(struct bw_net_rule)) bw_net_rules SEC(".maps");
 
 #include "hooks/net.bpf.h"
 
+/* The sandbox entry is read again here, once: the tables of the policy it names decide. */
 static int bw_net_tables(struct bw_net_tables *t, __u64 cgid)
 {
-	t->policy = bpf_map_lookup_elem(&bw_net, &cgid);
-	t->rules = bpf_map_lookup_elem(&bw_net_rules, &cgid);
+	const struct bw_sandbox *sandbox = bpf_map_lookup_elem(&bw_sandboxes, &cgid);
+	__u64 key;
+
+	if (!sandbox)
+		return 1;
+	key = sandbox->tables;
+	t->policy = bpf_map_lookup_elem(&bw_net, &key);
+	t->rules = bpf_map_lookup_elem(&bw_net_rules, &key);
 	return !t->policy || !t->rules;
 }
 

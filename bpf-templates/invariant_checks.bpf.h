@@ -45,9 +45,9 @@ static __always_inline int bw_own_mount_ns(const struct bw_sandbox *sandbox)
 /*
  * Reports a denied operation. `name` is a short kernel string (a task's comm, a mount's
  * source) and `path` a longer one (a mount point's or a new directory's name); either may
- * be NULL.
+ * be NULL. Inlined: a BPF call takes at most five arguments.
  */
-static __attribute__((unused)) void bw_report_op(__u64 cgid, __u32 op, __u32 invariant, __u64 target,
+static __always_inline __attribute__((unused)) void bw_report_op(__u64 cgid, __u32 op, __u32 invariant, __u64 target,
 						 __u64 arg, const void *name, const void *path)
 {
 	struct bw_event *e;

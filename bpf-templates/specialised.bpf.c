@@ -65,7 +65,7 @@ struct {
 
 /* A policy that denies nothing has no hook, and then no use for the walk. */
 #if BW_POLICY_HOOKS
-static int bw_policy_tables(struct bw_walk *w, __u64 cgid)
+static int bw_policy_tables(struct bw_walk *w)
 {
 	return 0;
 }
@@ -222,7 +222,7 @@ static int bw_policy_devices(struct bw_walk *w, __u32 *patterns)
 
 /* The device rules are constants: devices.bpf.h scans them for the hooks above. */
 #if BW_POLICY_HOOKS
-static int bw_device_rules(__u64 cgid, void **rules)
+static int bw_device_rules(const struct bw_hook *h, void **rules)
 {
 	*rules = 0;
 	return 0;

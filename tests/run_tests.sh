@@ -354,12 +354,17 @@ echo "verifier pass: $(find "$verify/maps" -name '*.o' | wc -l) policies per bac
 # verifier pass loads every policy of the tree with both backends on both kernels). The
 # split keeps the two VMs' times close. Each entry is SUITE/BACKEND; "verifier-pass" is the
 # end-to-end suite's verifier pass alone.
+# Live edits (tests/e2e/run_live.sh: every bwctl verb, learn mode) run under both backends
+# on both kernels, as the issue that brought them asks; "stress" is the live-edit stress
+# test (tests/e2e/live_stress.py: random edits, each access checked against the evaluator
+# for the version in force), live_stress_edits edits on each kernel.
 suites=(e2e:tests/e2e/run_e2e.sh net:tests/e2e/run_net.sh security:tests/security/run_security.sh
-    syscalls:tests/e2e/run_syscalls.sh workloads:tests/workloads/run_workloads.sh)
+    syscalls:tests/e2e/run_syscalls.sh workloads:tests/workloads/run_workloads.sh live:tests/e2e/run_live.sh)
 declare -A matrix=(
-    [6.1]="e2e/c security/c net/maps syscalls/c workloads/maps verifier-pass/maps oracle/c"
-    [6.12]="e2e/maps security/maps net/c syscalls/maps workloads/c verifier-pass/c oracle/maps"
+    [6.1]="e2e/c security/c net/maps syscalls/c workloads/maps verifier-pass/maps oracle/c live/maps live/c stress/maps"
+    [6.12]="e2e/maps security/maps net/c syscalls/maps workloads/c verifier-pass/c oracle/maps live/c live/maps stress/c"
 )
+live_stress_edits=2500
 # script SUITE: the suite's script, from `suites`.
 script() {
     local suite
@@ -371,6 +376,10 @@ oracle=$log/oracle
 rm -rf "$oracle"
 python3 tests/e2e/oracle.py prepare "$bin" "$oracle" >"$log/oracle-prepare.log" 2>&1
 oracle_prepared=$?
+stress=$log/stress
+rm -rf "$stress"
+python3 tests/e2e/live_stress.py prepare "$bin" "$stress" --edits "$live_stress_edits" >"$log/stress-prepare.log" 2>&1
+stress_prepared=$?
 
 # boot LOG TIMEOUT COMMAND...: one VM run; LOG.status gets its status and wall time.
 boot() {
@@ -392,6 +401,10 @@ run_kernel() {
                 [ "$oracle_prepared" = 0 ] || continue
                 timeout=1200
                 cmd=(/usr/bin/python3 tests/e2e/oracle.py run "$bin" "$oracle" --backend "$backend") ;;
+            stress)
+                [ "$stress_prepared" = 0 ] || continue
+                timeout=2400
+                cmd=(/usr/bin/python3 tests/e2e/live_stress.py run "$bin" "$stress" --backend "$backend") ;;
             verifier-pass) cmd=(bash "$(script e2e)" "$bin" "$backend" "$verify/$backend" --verifier-pass-only) ;;
             e2e) cmd=(bash "$(script e2e)" "$bin" "$backend" "$verify/$backend") ;;
             *) cmd=(bash "$(script "$name")" "$bin" "$backend") ;;
@@ -419,12 +432,15 @@ for kernel in 6.1 6.12; do
     for entry in ${matrix[$kernel]}; do
         name=${entry%/*} backend=${entry#*/}
         [ "$name" = oracle ] && [ "$oracle_prepared" != 0 ] && continue
+        [ "$name" = stress ] && [ "$stress_prepared" != 0 ] && continue
         # the verifier pass is the end-to-end suite's script, which ends with its line
-        report "$log/$name-$kernel-$backend.log" "$name $kernel $backend" "${name/verifier-pass/e2e}-done" \
+        done_line=${name/verifier-pass/e2e}-done
+        report "$log/$name-$kernel-$backend.log" "$name $kernel $backend" "${done_line/stress-done/live-stress-done}" \
             "$name on $kernel, backend $backend"
     done
 done
 [ "$oracle_prepared" = 0 ] || fail "[oracle] prepare: $(tail -n 20 "$log/oracle-prepare.log")"
+[ "$stress_prepared" = 0 ] || fail "[stress] prepare: $(tail -n 20 "$log/stress-prepare.log")"
 
 # bwrun --vm on this host, which cannot enforce: the command runs again in the VM and is
 # confined there (the file is on the host, seen by the guest through the shared root).

@@ -10,7 +10,7 @@
  * file, after the hook, access and chain types it uses.
  *
  * The including program defines, anywhere in the file that includes this one:
- *   int bw_device_rules(__u64 cgid, void **rules)
+ *   int bw_device_rules(const struct bw_hook *h, void **rules)
  *	finds the sandbox's rules (a map, or NULL when they are constants); non-zero when
  *	they are missing (the access fails closed);
  *   const struct bw_device_rule *bw_device_rule_at(void *rules, __u32 i)
@@ -19,7 +19,7 @@
 #ifndef BUMBLEWRAP_HOOK_DEVICES_H
 #define BUMBLEWRAP_HOOK_DEVICES_H
 
-static int bw_device_rules(__u64 cgid, void **rules);
+static int bw_device_rules(const struct bw_hook *h, void **rules);
 static const struct bw_device_rule *bw_device_rule_at(void *rules, __u32 i);
 
 /*
@@ -161,7 +161,7 @@ static int bw_device_check(const struct bw_hook *h, const struct bw_device_node 
 	};
 
 	s.chain.open_flags = a->open_flags;
-	if (bw_device_rules(h->cgid, &s.rules) || bw_chain_init(&s.chain, a->dentry)) {
+	if (bw_device_rules(h, &s.rules) || bw_chain_init(&s.chain, a->dentry)) {
 		bw_device_report(h, n, bw_first_kind(*kinds), h->sandbox->default_rule);
 		return -EACCES;
 	}

@@ -12,7 +12,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <linux/audit.h>
+#include <sstream>
 #include <span>
 #include <string_view>
 #include <sys/stat.h>
@@ -42,8 +45,11 @@ void usage(std::FILE* out)
                "       bwc query POLICY.bwp|POLICY.o ACCESS PATH [--exe P] [--uid N] [--gid N] [--owner]\n"
                "                 [--flags O_TRUNC,...] [--device c|b:MAJOR:MINOR [--ioctl CMD]]\n"
                "       bwc query POLICY.bwp|POLICY.o syscall NAME | connect|bind tcp|udp ADDR:PORT | socket FAMILY\n"
+               "       bwc query POLICY.bwp|POLICY.o --batch FILE   (one query a line, answered in order)\n"
                "         (prints the decision and the rule that made it; -D and -I for a .bwp only:\n"
                "         an artifact keeps the bindings it was compiled with)\n"
+               "       bwc learn RECORDING -o POLICY.bwp [--name NAME]   (the policy of what\n"
+               "         bwrun --learn recorded; bwrun runs it for you)\n"
                "       bwc inspect POLICY.o   (sources and their SHA-256, backend, kernel features,\n"
                "         bindings, rules)\n"
                "       bwc --version\n"
@@ -343,18 +349,56 @@ std::optional<ir::Policy> source_policy(const std::string& path, const PipelineO
     return policy;
 }
 
+// --batch FILE: one query a line, its words separated by spaces ("read /etc/passwd").
+std::optional<std::vector<query::Query>> read_batch(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in) {
+        usage_error(fmt::format("cannot read the batch file {}: {}", path, std::strerror(errno)));
+        return std::nullopt;
+    }
+    std::vector<query::Query> queries;
+    std::size_t number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        std::istringstream words_in(line);
+        const std::vector<std::string> words{std::istream_iterator<std::string>(words_in), {}};
+        if (words.empty())
+            continue;
+        auto query = query::parse(words);
+        if (const auto* e = std::get_if<std::string>(&query)) {
+            usage_error(fmt::format("{}:{}: {}", path, number, *e));
+            return std::nullopt;
+        }
+        queries.push_back(std::move(std::get<query::Query>(query)));
+    }
+    return queries;
+}
+
 int cmd_query(std::span<char*> args)
 {
     auto options = default_options();
     const auto rest = take_pipeline_options(args, options);
     if (!rest)
         return kExitUsage;
-    const std::vector<std::string> words(rest->begin(), rest->end()); // the policy file, then the query
-    if (words.empty())
-        return usage_error("query wants a policy file and a query");
-    const auto query = query::parse(std::span<const std::string>(words).subspan(1));
-    if (const auto* e = std::get_if<std::string>(&query))
-        return usage_error(*e);
+    std::vector<std::string> words(rest->begin(), rest->end()); // the policy file, then the query
+    std::vector<query::Query> queries;
+    if (const auto batch = std::find(words.begin(), words.end(), "--batch"); batch != words.end()) {
+        if (batch + 1 == words.end() || words.size() != 3)
+            return usage_error("query --batch wants a policy file and the batch file, and no query of its own");
+        auto read = read_batch(*(batch + 1));
+        if (!read)
+            return kExitUsage;
+        queries = std::move(*read);
+        words.erase(batch, batch + 2);
+    } else {
+        if (words.empty())
+            return usage_error("query wants a policy file and a query");
+        auto query = query::parse(std::span<const std::string>(words).subspan(1));
+        if (const auto* e = std::get_if<std::string>(&query))
+            return usage_error(*e);
+        queries.push_back(std::move(std::get<query::Query>(query)));
+    }
 
     // By content, not by name: an artifact is an ELF object whatever it is called.
     std::optional<ir::Policy> policy;
@@ -368,7 +412,8 @@ int cmd_query(std::span<char*> args)
     }
     if (!policy)
         return kExitErrors;
-    std::fputs(query::answer(*policy, std::get<query::Query>(query)).c_str(), stdout);
+    for (const auto& query : queries)
+        std::fputs(query::answer(*policy, query).c_str(), stdout);
     return kExitOk;
 }
 
@@ -472,6 +517,55 @@ int cmd_fmt(std::span<char*> args)
 
 } // namespace
 
+// bwc learn RECORDING -o OUT.bwp [--name NAME]: the policy of what bwrun --learn recorded.
+int cmd_learn(std::span<char*> args)
+{
+    std::string recording_path, out, name = "learned";
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        if ((a == "-o" || a == "--name") && i + 1 < args.size())
+            (a == "-o" ? out : name) = args[++i];
+        else if (!a.starts_with("-") && recording_path.empty())
+            recording_path = a;
+        else
+            return usage_error(fmt::format("unexpected `{}` for learn", a));
+    }
+    if (recording_path.empty() || out.empty())
+        return usage_error("learn wants a recording (from bwrun --learn) and -o OUT.bwp");
+    std::ifstream in(recording_path);
+    if (!in) {
+        std::fprintf(stderr, "bwc: cannot read the recording %s: %s\n", recording_path.c_str(), std::strerror(errno));
+        return kExitErrors;
+    }
+    const std::string text{std::istreambuf_iterator<char>(in), {}};
+    std::string error;
+    const auto recording = learn::decode(text, error);
+    if (!recording) {
+        std::fprintf(stderr, "bwc: %s is not a recording of bwrun --learn: %s\n", recording_path.c_str(),
+                     error.c_str());
+        return kExitErrors;
+    }
+    Compilation c;
+    const auto policy = run_learn_pipeline(*recording, name, out, c);
+    if (!policy)
+        return kExitErrors;
+    const std::string tmp = out + ".tmp";
+    {
+        std::ofstream f(tmp, std::ios::trunc);
+        if (!(f << *policy) || !f.flush()) {
+            std::fprintf(stderr, "bwc: cannot write %s: %s\n", tmp.c_str(), std::strerror(errno));
+            std::remove(tmp.c_str());
+            return kExitErrors;
+        }
+    }
+    if (std::rename(tmp.c_str(), out.c_str()) != 0) {
+        std::fprintf(stderr, "bwc: cannot write %s: %s\n", out.c_str(), std::strerror(errno));
+        std::remove(tmp.c_str());
+        return kExitErrors;
+    }
+    return kExitOk;
+}
+
 int main(int argc, char** argv)
 {
     std::span<char*> args(argv + 1, static_cast<std::size_t>(argc - 1));
@@ -494,5 +588,7 @@ int main(int argc, char** argv)
         return cmd_query(args.subspan(1));
     if (first == "fmt")
         return cmd_fmt(args.subspan(1));
+    if (first == "learn")
+        return cmd_learn(args.subspan(1));
     return cmd_compile(args);
 }

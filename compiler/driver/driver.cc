@@ -2,13 +2,17 @@
 
 #include "artifact/artifact.h"
 #include "backend_c/backend_c.h"
+#include "format/format.h"
 #include "lint/lint.h"
 #include "lower/lower.h"
 #include "seccomp/seccomp.h"
 #include "syscall_bitmap/syscall_bitmap.h"
 #include "version.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <set>
 #include <sstream>
 
 namespace bw {
@@ -145,6 +149,86 @@ std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, co
     auto kernel = kernel_requirements(specialised);
     return Compiled{std::move(*policy), std::move(*automaton), options.backend, std::move(specialised.tables),
                     std::move(*object), std::move(kernel), std::move(*seccomp)};
+}
+
+std::optional<ir::Policy> run_rule_frontend(const std::string& rule, const std::string& name, Compilation& c)
+{
+    // A policy needs a default; the rule's meaning does not depend on it.
+    const auto file = c.sources.add(name, fmt::format("policy \"bwctl\" {{ {} default deny }}\n", rule));
+    std::string dump;
+    auto policy = run_frontend(file, c, default_options(), dump);
+    if (!policy || c.diags.has_errors())
+        return std::nullopt;
+    return policy;
+}
+
+namespace {
+
+// Every policy of the standard library, by the name `include` gives it: the first folder
+// that has a name wins, as for includes.
+std::vector<learn::Library> standard_library(Compilation& c)
+{
+    std::vector<learn::Library> out;
+    std::set<std::string> seen;
+    for (const auto& dir : default_library_dirs()) {
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+            const auto path = entry.path();
+            if (path.extension() != ".bwp" || !seen.insert(path.stem().string()).second)
+                continue;
+            std::string dump;
+            if (const auto file = load_file(path.string(), c.sources, c.diags)) {
+                if (auto policy = run_frontend(*file, c, default_options(), dump))
+                    out.push_back({path.stem().string(), std::move(*policy)});
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+std::optional<std::string> run_learn_pipeline(const learn::Recording& recording, const std::string& name,
+                                              const std::string& out, Compilation& c)
+{
+    auto library = standard_library(c);
+    const auto secrets =
+        std::find_if(library.begin(), library.end(), [](const auto& l) { return l.name == "deny-secrets"; });
+    std::optional<learn::Library> secrets_layer;
+    if (secrets != library.end()) {
+        secrets_layer = std::move(*secrets);
+        library.erase(secrets);
+    }
+    auto draft = learn::run_learn(recording, library, secrets_layer ? &*secrets_layer : nullptr, name);
+    // A broader rule or an include may still decide a recorded path otherwise (a deny of
+    // the library's, a more specific rule): exact rules then, checked again.
+    for (int round = 0;; ++round) {
+        const auto text = learn::render(draft);
+        Compilation attempt;
+        const auto file = attempt.sources.add(out, text);
+        std::string dump;
+        const auto policy = run_frontend(file, attempt, default_options(), dump);
+        if (!policy) {
+            attempt.diags.print(stderr, false);
+            return std::nullopt;
+        }
+        std::map<std::string, ir::AccessMask> denied;
+        for (const auto& [path, kinds] : recording.paths) {
+            for (std::size_t k = 0; k < ir::kAccessKinds; ++k) {
+                const auto access = static_cast<ir::Access>(k);
+                if ((kinds & ir::bit(access)) != 0 &&
+                    ir::evaluate(*policy, {access, path, "", 0, 0, false, 0}).decision != ir::Decision::Allow)
+                    denied[path] |= ir::bit(access);
+            }
+        }
+        if (denied.empty() || round == 2) {
+            const auto formatted = run_format(attempt.sources.file(file), attempt.diags);
+            if (!formatted)
+                attempt.diags.print(stderr, false);
+            return formatted;
+        }
+        learn::add_exact(draft, denied);
+    }
 }
 
 bool run_write_artifact(const Compiled& compiled, const std::string& output, Compilation& c)

@@ -14,6 +14,7 @@
 #include "check/check.h"
 #include "diagnostics/diagnostics.h"
 #include "ir/ir.h"
+#include "learn/learn.h"
 #include "resolve/resolve.h"
 
 #include <optional>
@@ -60,6 +61,19 @@ std::optional<ir::Policy> run_frontend(FileId main, Compilation& c, const Pipeli
 // Everything from a file on disk; `dump` receives the requested stage's text.
 std::optional<Compiled> run_pipeline(const std::string& path, Compilation& c, const PipelineOptions& options,
                                      std::string& dump);
+
+// One rule written as in a policy (`allow read, write "/srv/**"`, `net allow tcp connect
+// 10.0.0.1:443`), through the same front end as a policy file named `name`: the one-rule
+// policy it lowers to (alternatives expanded, invariant rules added as in any policy).
+// Diagnostics point into the rule as written, inside a one-line policy.
+std::optional<ir::Policy> run_rule_frontend(const std::string& rule, const std::string& name, Compilation& c);
+
+// Learn mode's policy (bwrun --learn records, `bwc learn` writes): drafted from the
+// recording with the standard library's policies, then compiled and checked with the
+// reference evaluator until it allows every recorded access; formatted as `bwc fmt` does.
+// `out` names the file in diagnostics. nullopt when the draft does not compile.
+std::optional<std::string> run_learn_pipeline(const learn::Recording& recording, const std::string& name,
+                                              const std::string& out, Compilation& c);
 
 // Writes policy.o: the program plus the policy's tables. Reports OutputWriteFailed and
 // leaves no partial file when it cannot.

@@ -422,6 +422,17 @@ std::string to_string(Decision decision)
     return decision == Decision::Allow ? "allow" : "deny";
 }
 
+std::string string_literal(std::string_view text)
+{
+    std::string out = "\"";
+    for (const char c : text) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        out += c == '\n' ? std::string("\\n") : c == '\t' ? std::string("\\t") : std::string(1, c);
+    }
+    return out + "\"";
+}
+
 std::string dump(const Policy& policy)
 {
     auto where = [](const Provenance& p) { return fmt::format("{}:{}", p.file, p.line); };

@@ -308,6 +308,8 @@ bool device_rule_decides(const DeviceRule& rule, Access access);
 bool device_rule_precedes(const DeviceRule& a, const DeviceRule& b);
 
 std::string to_string(Decision decision);
+// A string as a policy writes it: in double quotes, with `"`, `\`, newline and tab escaped.
+std::string string_literal(std::string_view text);
 std::string dump(const Policy& policy); // --emit=ir
 
 } // namespace bw::ir

@@ -1,18 +1,19 @@
-// bwctl: inspects and controls running sandboxes.
-#include "cgroup.h"
-#include "cleanup.h"
-#include "enforcer.h"
+// bwctl: inspects and controls running sandboxes. This file reads the command line; the
+// verbs live in inspect.cc (list, show, log), edit.cc (allow, deny, remove, reload) and
+// stop.cc.
+#include "commands.h"
+
 #include "failure.h"
-#include "registry.h"
 #include "version.h"
 
-#include <chrono>
+#include <charconv>
+#include <optional>
 #include <cstdio>
-#include <ctime>
-#include <fmt/format.h>
+#include <exception>
+#include <string>
 #include <string_view>
-#include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -21,99 +22,161 @@ using namespace bw;
 void usage(std::FILE* out)
 {
     std::fputs("usage: bwctl list\n"
+               "       bwctl show NAME\n"
+               "       bwctl allow|deny NAME PATTERN --access KINDS [--for DURATION]\n"
+               "       bwctl net allow|deny NAME RULE... [--for DURATION]\n"
+               "       bwctl syscall list NAME\n"
+               "       bwctl syscall allow|deny NAME SYSCALL\n"
+               "       bwctl remove NAME RULE-ID|PATTERN\n"
+               "       bwctl reload NAME POLICY.o\n"
+               "       bwctl log [-f] [--json] NAME\n"
                "       bwctl stop NAME\n"
-               "       bwctl --version\n",
+               "       bwctl --version\n"
+               "KINDS is a comma-separated list of access kinds (read,write,exec,...) as a policy\n"
+               "writes them; RULE is what follows `net allow` in a policy (`tcp connect 10.0.0.1:443`);\n"
+               "DURATION is a number of seconds, or a number with s, m, h or d.\n",
                out);
 }
 
-std::string uptime(std::int64_t started)
+// "90", "90s", "15m", "2h", "1d"; nullopt when it is none of these or not positive.
+std::optional<std::int64_t> parse_duration(std::string_view text)
 {
-    const auto s = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::time(nullptr)) - started);
-    if (s < 3600)
-        return fmt::format("{}m{:02}s", s / 60, s % 60);
-    return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || n <= 0)
+        return std::nullopt;
+    const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+    const std::int64_t scale = unit.empty() || unit == "s" ? 1
+                               : unit == "m"                ? 60
+                               : unit == "h"                ? 3600
+                               : unit == "d"                ? 86400
+                                                            : 0;
+    if (scale == 0 || n > (std::int64_t{1} << 40) / scale)
+        return std::nullopt;
+    return n * scale;
 }
 
-int cmd_list()
+// The words of an edit, with its options (--access, --for) taken out wherever they are.
+struct EditWords {
+    std::vector<std::string> positional;
+    std::string access;
+    std::optional<std::int64_t> for_seconds;
+};
+
+// nullopt after a message when an option is wrong.
+std::optional<EditWords> edit_words(const std::vector<std::string>& args)
 {
-    // bwrun holds the lock from loading a sandbox's policy until its record is written, so
-    // a sandbox whose program already runs is never missing from the list.
-    const rt::StateLock lock;
-    // A sandbox whose bwrun died (and whose watchdog did not end it) is ended here: its
-    // processes killed, then its policy lifted. Those that survive SIGKILL stay, confined.
-    for (const auto& name : rt::collect_orphans())
-        std::fprintf(stderr, "bwctl: orphaned sandbox %s has processes that survive SIGKILL; it stays confined\n",
-                     name.c_str());
-    const auto sandboxes = rt::list_sandboxes();
-    std::printf("%-24s %-8s %-8s %-16s %-8s %s\n", "NAME", "PID", "STATE", "POLICY", "UPTIME", "CGROUP");
-    for (const auto& s : sandboxes) {
-        const char* state = rt::supervisor_alive(s) ? "running" : "orphaned";
-        std::printf("%-24s %-8d %-8s %-16s %-8s %s\n", s.name.c_str(), s.main_pid, state, s.policy.c_str(),
-                    uptime(s.started).c_str(), s.cgroup.c_str());
+    EditWords w;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const auto& a = args[i];
+        if ((a == "--access" || a == "--for") && i + 1 == args.size()) {
+            std::fprintf(stderr, "bwctl: %s needs a value\n", a.c_str());
+            return std::nullopt;
+        }
+        if (a == "--access") {
+            w.access = args[++i];
+        } else if (a == "--for") {
+            w.for_seconds = parse_duration(args[++i]);
+            if (!w.for_seconds) {
+                std::fprintf(stderr, "bwctl: `%s` is not a duration: give seconds, or a number with s, m, h or d "
+                                     "(`90s`, `15m`)\n",
+                             args[i].c_str());
+                return std::nullopt;
+            }
+        } else {
+            w.positional.push_back(a);
+        }
     }
-    return 0;
+    return w;
 }
 
-int cmd_stop(const std::string& name)
+// allow|deny NAME PATTERN --access KINDS [--for DURATION]
+int rule_command(ir::Decision decision, const std::vector<std::string>& args)
 {
-    auto stays_confined = [&] {
-        std::fprintf(stderr, "bwctl: sandbox %s has processes that survive SIGKILL; it stays confined\n",
-                     name.c_str());
-        return 1;
-    };
-    pid_t supervisor = 0;
-    {
-        // Under the lock, as an orphan is ended: bwrun, seeing its program die, waits for the
-        // lock to lift the policy, which it does only once the cgroup is empty.
-        const rt::StateLock lock;
-        const auto r = rt::find_sandbox(name);
-        if (!r) {
-            std::fprintf(stderr, "bwctl: no sandbox named `%s` is running; `bwctl list` shows those that are\n",
-                         name.c_str());
-            return 1;
-        }
-        if (!rt::supervisor_alive(*r)) {
-            if (!rt::end_recorded_sandbox(*r, true))
-                return stays_confined();
-            std::printf("stopped %s\n", name.c_str());
-            return 0;
-        }
-        // cgroup.kill reaches the sandboxes nested in it too.
-        auto cgroup = rt::Cgroup::open_existing(r->cgroup, r->cgroup_id, !r->parent.empty());
-        if (cgroup && !cgroup->kill_all(rt::kKillTimeout))
-            return stays_confined();
-        supervisor = r->supervisor_pid;
+    const auto w = edit_words(args);
+    if (!w)
+        return 2;
+    if (w->positional.size() != 2 || w->access.empty()) {
+        usage(stderr);
+        return 2;
     }
-    // Its bwrun now reports the program's end and removes the sandbox; should it die
-    // meanwhile, the sandbox is ended here instead.
-    const auto deadline = std::chrono::steady_clock::now() + rt::kKillTimeout;
-    for (;;) {
-        const auto r = rt::find_sandbox(name);
-        if (!r || r->supervisor_pid != supervisor)
-            break;
-        if (!rt::supervisor_alive(*r)) {
-            if (rt::end_recorded_sandbox(*r, false))
-                break;
-            return stays_confined();
-        }
-        if (std::chrono::steady_clock::now() > deadline) {
-            std::fprintf(stderr,
-                         "bwctl: sandbox %s's processes are gone, but its bwrun (pid %d) has not ended it after "
-                         "%lld s; bwctl list ends it once that bwrun exits\n",
-                         name.c_str(), supervisor, static_cast<long long>(rt::kKillTimeout.count()));
-            return 1;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return ctl::cmd_rule({w->positional[0], decision, w->positional[1], w->access, w->for_seconds});
+}
+
+// net allow|deny NAME RULE... [--for DURATION]
+int net_command(const std::vector<std::string>& args)
+{
+    const auto w = edit_words(args);
+    if (!w)
+        return 2;
+    const auto& p = w->positional;
+    if (p.size() < 3 || (p[0] != "allow" && p[0] != "deny") || !w->access.empty()) {
+        usage(stderr);
+        return 2;
     }
-    std::printf("stopped %s\n", name.c_str());
-    return 0;
+    return ctl::cmd_net(p[1], p[0] == "allow" ? ir::Decision::Allow : ir::Decision::Deny,
+                        std::vector<std::string>(p.begin() + 2, p.end()), w->for_seconds);
+}
+
+// syscall list NAME | syscall allow|deny NAME SYSCALL
+int syscall_command(const std::vector<std::string>& args)
+{
+    if (args.size() == 2 && args[0] == "list")
+        return ctl::cmd_syscall_list(args[1]);
+    if (args.size() == 3 && (args[0] == "allow" || args[0] == "deny"))
+        return ctl::cmd_syscall_edit(args[1], args[0] == "allow" ? ir::Decision::Allow : ir::Decision::Deny, args[2]);
+    usage(stderr);
+    return 2;
+}
+
+int log_command(const std::vector<std::string>& args)
+{
+    bool follow = false, json = false;
+    std::vector<std::string> positional;
+    for (const auto& a : args) {
+        if (a == "-f" || a == "--follow")
+            follow = true;
+        else if (a == "--json")
+            json = true;
+        else
+            positional.push_back(a);
+    }
+    if (positional.size() != 1) {
+        usage(stderr);
+        return 2;
+    }
+    return ctl::cmd_log(positional[0], follow, json);
+}
+
+int dispatch(const std::string& cmd, const std::vector<std::string>& args)
+{
+    if (cmd == "list" && args.empty())
+        return ctl::cmd_list();
+    if (cmd == "show" && args.size() == 1)
+        return ctl::cmd_show(args[0]);
+    if (cmd == "stop" && args.size() == 1)
+        return ctl::cmd_stop(args[0]);
+    if (cmd == "allow" || cmd == "deny")
+        return rule_command(cmd == "allow" ? ir::Decision::Allow : ir::Decision::Deny, args);
+    if (cmd == "remove" && args.size() == 2)
+        return ctl::cmd_remove(args[0], args[1]);
+    if (cmd == "reload" && args.size() == 2)
+        return ctl::cmd_reload(args[0], args[1]);
+    if (cmd == "log")
+        return log_command(args);
+    if (cmd == "net")
+        return net_command(args);
+    if (cmd == "syscall")
+        return syscall_command(args);
+    usage(stderr);
+    return 2;
 }
 
 } // namespace
 
 int main(int argc, char** argv)
 {
-    const std::string_view cmd = argc > 1 ? argv[1] : "";
+    const std::string cmd = argc > 1 ? argv[1] : "";
     if (cmd == "--version") {
         std::printf("bwctl %s\n", BW_VERSION_STRING);
         return 0;
@@ -122,20 +185,19 @@ int main(int argc, char** argv)
         usage(stdout);
         return 0;
     }
-    const bool list = cmd == "list" && argc == 2;
-    const bool stop = cmd == "stop" && argc == 3;
-    if (list || stop) {
-        if (geteuid() != 0) {
-            std::fputs("bwctl: sandbox state is root-only; run bwctl as root\n", stderr);
-            return 1;
-        }
-        try {
-            return list ? cmd_list() : cmd_stop(argv[2]);
-        } catch (const rt::Failure& e) {
-            std::fprintf(stderr, "bwctl: %s\n", e.what());
-            return 1;
-        }
+    const std::vector<std::string> args(argv + std::min(argc, 2), argv + argc);
+    if (cmd.empty()) {
+        usage(stderr);
+        return 2;
     }
-    usage(stderr);
-    return 2;
+    if (geteuid() != 0) {
+        std::fputs("bwctl: sandbox state is root-only; run bwctl as root\n", stderr);
+        return 1;
+    }
+    try {
+        return dispatch(cmd, args);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bwctl: %s\n", e.what());
+        return 1;
+    }
 }

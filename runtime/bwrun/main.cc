@@ -13,6 +13,9 @@
 #include "enforcer.h"
 #include "failure.h"
 #include "kernel_support.h"
+#include "learn.h"
+#include "live.h"
+#include "live_policy.h"
 #include "nesting/broker.h"
 #include "nesting/client.h"
 #include "options.h"
@@ -101,6 +104,10 @@ int block_forwarded_signals()
 
 void print_totals(const DenialReporter& reporter, const std::string& name, bool quiet)
 {
+    if (reporter.dropped() > 0 && !quiet)
+        std::fprintf(stderr, "bwrun: %llu event%s not reported in sandbox %s: its denial ring buffer was full\n",
+                     static_cast<unsigned long long>(reporter.dropped()), reporter.dropped() == 1 ? "" : "s",
+                     name.c_str());
     if (reporter.denials() > 0 && !quiet)
         std::fprintf(stderr, "bwrun: %zu access%s denied in sandbox %s\n", reporter.denials(),
                      reporter.denials() == 1 ? "" : "es", name.c_str());
@@ -122,6 +129,27 @@ bool read_forwarded(int socket, DenialReporter& reporter)
         }
         return n < 0 && (errno == EAGAIN || errno == EINTR);
     }
+}
+
+// Learn mode's end: the policy of what the program did, written by bwc. The program's
+// status stays bwrun's, unless the policy could not be written.
+int learn_from(Recorder& recorder, const DenialReporter& reporter, const Options& o, const Launch& launch, int status)
+{
+    auto& recording = recorder.recording();
+    for (const auto& arg : launch.argv)
+        recording.program += (recording.program.empty() ? "" : " ") + arg;
+    recording.dropped = reporter.dropped();
+    std::string program = launch.argv.empty() ? "program" : launch.argv.front();
+    program = program.substr(program.rfind('/') + 1);
+    const int written = write_learned_policy(recording, o.learn, "learned-" + program);
+    if (written != 0) {
+        std::fprintf(stderr, "bwrun: the learned policy could not be written to %s\n", o.learn.c_str());
+        return kExitFailure;
+    }
+    std::fprintf(stderr, "bwrun: learned policy written to %s (%zu paths recorded%s)\n", o.learn.c_str(),
+                 recording.paths.size(),
+                 recording.dropped ? fmt::format(", {} events lost: review it", recording.dropped).c_str() : "");
+    return status;
 }
 
 // bwrun inside a sandbox: the program runs in a nested sandbox that the outermost bwrun
@@ -181,13 +209,20 @@ int run(const Options& o, const Invocation& inv)
                           "with root's rights; run scripts/bwvm -- bwrun ... yourself");
     if (o.vm && (geteuid() != 0 || kernel_lacks_bpf_lsm()))
         rerun_in_vm(o, inv.argc, inv.argv, inv.original_mask);
+    if (!o.learn.empty() && inv.setuid_mode)
+        throw rt::Failure("--learn is refused when bwrun runs setuid root: run it as root");
     // The artifact first: one from another format version is named as such, whoever runs
-    // bwrun and whatever the kernel supports.
-    const std::string artifact_path = inv.setuid_mode ? open_trusted_artifact(o.artifact) : o.artifact;
-    const auto read = artifact::read(artifact_path);
-    if (const auto* e = std::get_if<artifact::Error>(&read))
-        throw rt::Failure(e->message);
-    const auto& art = std::get<artifact::Artifact>(read);
+    // bwrun and whatever the kernel supports. Learn mode makes its own.
+    artifact::Artifact art;
+    if (o.learn.empty()) {
+        const std::string artifact_path = inv.setuid_mode ? open_trusted_artifact(o.artifact) : o.artifact;
+        auto read = artifact::read(artifact_path);
+        if (const auto* e = std::get_if<artifact::Error>(&read))
+            throw rt::Failure(e->message);
+        art = std::move(std::get<artifact::Artifact>(read));
+    } else {
+        art = learn_artifact();
+    }
     if (geteuid() != 0)
         throw rt::Failure("bwrun must run as root: it loads BPF programs and creates cgroups");
     if (kernel_lacks_bpf_lsm())
@@ -208,6 +243,8 @@ int run(const Options& o, const Invocation& inv)
     for (const auto& stuck : rt::collect_orphans())
         std::fprintf(stderr, "bwrun: warning: orphaned sandbox %s has processes that survive SIGKILL\n",
                      stuck.c_str());
+    // Before anything is written under the name: another sandbox's files carry it.
+    rt::ensure_name_free(name);
     auto enforcer = rt::Enforcer::open(art);
     std::optional<rt::Cgroup> cgroup;
     try {
@@ -220,7 +257,13 @@ int run(const Options& o, const Invocation& inv)
     int events_fd = -1;
     int pidfd = -1;
     DenialReporter reporter(art.policy, name, o.quiet, audit.get());
+    Recorder recorder;
+    if (!o.learn.empty())
+        reporter.set_observer([&](const bw_event& e) { return recorder.record(e); });
     ring_buffer* ring = nullptr;
+    std::optional<rt::SandboxLog> log;
+    std::optional<LiveWatch> live;
+    bool registered = false;
     std::optional<Watchdog> watchdog;
     std::optional<nesting::Broker> broker;
     rt::SandboxRecord record{name, cgroup->path(), cgroup->id(), 0, getpid(), art.policy.ir.name, o.artifact,
@@ -231,6 +274,8 @@ int run(const Options& o, const Invocation& inv)
         // Nested sandboxes first: their policies sit in the programs this one's ending may unload.
         if (broker)
             broker->end_all();
+        if (live)
+            live->check_dropped();
         const bool ended = rt::end_sandbox(enforcer, *cgroup, name, record.supervisor_pid, lock.has_value());
         lock.reset();
         if (ring != nullptr) {
@@ -238,6 +283,9 @@ int run(const Options& o, const Invocation& inv)
             ring_buffer__free(ring);
         }
         reporter.flush(true);
+        live.reset();
+        if (!registered)
+            rt::remove_sandbox_files(name); // unregistering left them
         if (events_fd >= 0)
             close(events_fd);
         if (!ended) {
@@ -259,6 +307,12 @@ int run(const Options& o, const Invocation& inv)
         ring = ring_buffer__new(events_fd, DenialReporter::on_event, &reporter, nullptr);
         if (ring == nullptr)
             rt::fail_errno("cannot read the sandbox's denial ring buffer");
+        // The policy in force, which bwctl edits; and the log that `bwctl log` reads.
+        rt::write_live_policy(name, {0, o.artifact, art.policy.sources.empty() ? "" : art.policy.sources.front().sha256,
+                                     "", 0, art.policy.ir, {}});
+        log.emplace(name);
+        reporter.set_log(&*log);
+        live.emplace(name, reporter);
         watchdog.emplace(Watchdog::start(record, inv.setuid_mode));
         // After the watchdog's fork: only the program inherits the broker's socket.
         if (o.nesting) {
@@ -268,6 +322,8 @@ int run(const Options& o, const Invocation& inv)
         record.main_pid = spawn_in_cgroup(*cgroup, launch, inv.original_mask, pidfd);
         std::vector<EventSource> sources{
             {ring_buffer__epoll_fd(ring), [&] { return ring_buffer__consume(ring) >= 0; }}};
+        for (auto& source : live->sources())
+            sources.push_back(std::move(source));
         if (broker) {
             broker->close_child_end();
             sources.push_back({broker->poll_fd(), [&] {
@@ -276,6 +332,7 @@ int run(const Options& o, const Invocation& inv)
                                }});
         }
         rt::register_sandbox(record);
+        registered = true;
         lock.reset();
         status = supervise(record.main_pid, pidfd, signal_fd, sources, reporter);
     } catch (...) {
@@ -284,6 +341,8 @@ int run(const Options& o, const Invocation& inv)
     }
     teardown();
     print_totals(reporter, name, o.quiet);
+    if (!o.learn.empty())
+        return learn_from(recorder, reporter, o, launch, status);
     return status;
 }
 

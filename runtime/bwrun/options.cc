@@ -12,6 +12,7 @@ void usage(std::FILE* out)
 {
     std::fputs(
         "usage: bwrun [OPTIONS] POLICY.o [--] [PROGRAM [ARGS...]]\n"
+        "       bwrun [OPTIONS] --learn OUT.bwp [--] PROGRAM [ARGS...]\n"
         "\n"
         "Runs PROGRAM confined by POLICY.o (compiled by bwc). Denied accesses fail with\n"
         "EACCES and are reported on stderr with the rule that decided them. Without\n"
@@ -30,6 +31,9 @@ void usage(std::FILE* out)
         "  --no-nesting         PROGRAM cannot start nested sandboxes (no BWRUN_BROKER)\n"
         "  --vm                 when this kernel cannot enforce policies, run the whole\n"
         "                       command in the VM runner (scripts/bwvm; stdin is not passed)\n"
+        "  --learn OUT.bwp      run PROGRAM with everything allowed (the sandbox invariants\n"
+        "                       stay) and every access recorded, then write a policy of\n"
+        "                       what it did to OUT.bwp, with the lines to review marked\n"
         "\n"
         "Credentials: under sudo (real uid 0 and SUDO_UID set) PROGRAM runs as the user who\n"
         "ran sudo, since sudo was needed for bwrun, not for PROGRAM; --user root keeps root.\n"
@@ -112,6 +116,11 @@ bool Parser::parse_option(Options& o, int& i)
     } else if (a == "--vm") {
         o.vm = true;
         o.vm_arg = i;
+    } else if (option_is(a, "--learn")) {
+        if (auto v = value("--learn", i); v && v->empty())
+            error("--learn needs a file name for the policy");
+        else if (v)
+            o.learn = *v;
     } else if (option_is(a, "--name")) {
         if (auto v = value("--name", i))
             o.name = *v;
@@ -181,15 +190,19 @@ std::optional<Options> Parser::parse(int& exit_code)
             continue;
         if (a.starts_with("-")) {
             error("unknown option `" + std::string(a) + "`");
-        } else if (o.artifact.empty()) {
+        } else if (o.artifact.empty() && o.learn.empty()) {
             o.artifact = a;
         } else {
             break;
         }
     }
-    if (error_.empty() && o.artifact.empty() && i < argc_)
+    if (error_.empty() && !o.learn.empty() && !o.artifact.empty())
+        error("--learn runs without a policy artifact: it writes one's source");
+    if (error_.empty() && !o.learn.empty() && i >= argc_)
+        error("--learn needs a program to run");
+    if (error_.empty() && o.artifact.empty() && o.learn.empty() && i < argc_)
         o.artifact = argv_[i++];
-    if (error_.empty() && o.artifact.empty())
+    if (error_.empty() && o.artifact.empty() && o.learn.empty())
         error("give a policy artifact (and a program to run)");
     if (error_.empty() && o.user && (o.uid || o.gid))
         error("--user names the credentials; do not combine it with --uid or --gid");

@@ -30,6 +30,7 @@ struct Options {
     std::string cwd;
     std::vector<EnvRule> env;
     std::string audit;
+    std::string learn;   // --learn: where the learned policy goes (no artifact then)
     bool nesting = true; // the program gets the nesting broker's socket
     bool vm = false;
     int vm_arg = 0;            // argv index of --vm, which the re-run in the VM leaves out

@@ -4,6 +4,7 @@
 #include "failure.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <cstring>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -38,8 +39,25 @@ int status_of(const siginfo_t& info)
 } // namespace
 
 DenialReporter::DenialReporter(const artifact::PolicyData& policy, std::string sandbox, bool quiet, std::FILE* audit)
-    : policy_(policy), audit_context_{std::move(sandbox), &policy}, quiet_(quiet), audit_(audit)
+    : policy_(policy), sandbox_(std::move(sandbox)), quiet_(quiet), audit_(audit)
 {
+    unknown_version_.ir.name = policy.ir.name;
+}
+
+const artifact::PolicyData& DenialReporter::policy_for(std::uint32_t version) const
+{
+    if (version == 0)
+        return policy_;
+    const auto it = versions_.find(version);
+    return it == versions_.end() ? unknown_version_ : it->second;
+}
+
+void DenialReporter::record(const std::string& json)
+{
+    if (audit_ != nullptr)
+        std::fprintf(audit_, "%s}\n", json.c_str());
+    if (log_ != nullptr)
+        log_->append(json);
 }
 
 int DenialReporter::on_event(void* self, void* data, std::size_t size)
@@ -52,14 +70,55 @@ int DenialReporter::on_event(void* self, void* data, std::size_t size)
     // An event carries its path and no more: a path_len past what arrived is not believed.
     e.path_len = static_cast<std::uint32_t>(
         std::min<std::size_t>(e.path_len, std::min(size, sizeof e) - offsetof(bw_event, path)));
-    ++(e.op == BW_OP_AUDIT ? r->recorded_ : r->denials_);
-    if (r->audit_ != nullptr) {
-        const auto line = rt::audit_json(e, r->audit_context_, unix_ns());
-        std::fprintf(r->audit_, "%s\n", line.c_str());
+    if (r->observer_ && r->observer_(e))
+        return 0;
+    const bool denial = e.op != BW_OP_AUDIT;
+    ++(denial ? r->denials_ : r->recorded_);
+    const auto& policy = r->policy_for(e.version);
+    const auto text = rt::describe_denial(e, policy);
+    if (r->log_ != nullptr)
+        r->log_->count(denial);
+    if (r->audit_ != nullptr || r->log_ != nullptr) {
+        auto json = rt::audit_json(e, rt::AuditContext{r->sandbox_, &policy}, unix_ns());
+        json.pop_back();
+        r->record(json + R"(,"text":)" + rt::quote(rt::printable(text)));
     }
     if (!r->quiet_)
-        r->report(rt::describe_denial(e, r->policy_));
+        r->report(text);
     return 0;
+}
+
+void DenialReporter::policy_changed(const rt::LivePolicy& live)
+{
+    if (live.version == 0 || versions_.contains(live.version))
+        return;
+    artifact::PolicyData data;
+    data.sources = {{live.source, live.sha256}};
+    data.ir = live.policy;
+    versions_.emplace(live.version, std::move(data));
+    const auto text = fmt::format("policy version {}: {}", live.version, live.change);
+    record(fmt::format(R"({{"time":{},"event":"policy","sandbox":{},"policy":{},"policy_sha256":{},)"
+                       R"("policy_version":{},"change":{},"text":{})",
+                       rt::quote(rt::timestamp(unix_ns())), rt::quote(sandbox_),
+                       rt::quote(rt::printable(live.policy.name)), rt::quote(live.sha256), live.version,
+                       rt::quote(rt::printable(live.change)), rt::quote(rt::printable(text))));
+    if (!quiet_)
+        report(text);
+}
+
+void DenialReporter::set_dropped(std::uint64_t dropped)
+{
+    if (dropped <= dropped_)
+        return;
+    const auto text = fmt::format("{} event{} dropped: the sandbox's denial ring buffer was full ({} in all)",
+                                  dropped - dropped_, dropped - dropped_ == 1 ? "" : "s", dropped);
+    dropped_ = dropped;
+    if (log_ != nullptr)
+        log_->set_dropped(dropped);
+    record(fmt::format(R"({{"time":{},"event":"dropped","sandbox":{},"count":{},"text":{})",
+                       rt::quote(rt::timestamp(unix_ns())), rt::quote(sandbox_), dropped, rt::quote(text)));
+    if (!quiet_)
+        report(text);
 }
 
 void DenialReporter::report(const std::string& line)

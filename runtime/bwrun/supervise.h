@@ -4,12 +4,15 @@
 
 #include "artifact/artifact.h"
 #include "audit.h"
+#include "live_policy.h"
+#include "sandbox_log.h"
 
 #include <bpf/libbpf.h>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -29,6 +32,18 @@ public:
     // ring_buffer callback
     static int on_event(void* self, void* data, std::size_t size);
 
+    // The sandbox's log (bwctl log), when bwrun keeps one; the reporter does not own it.
+    void set_log(rt::SandboxLog* log) { log_ = log; }
+    // A version of the policy that bwctl put in force: reports of its events name its
+    // rules, and the change is reported.
+    void policy_changed(const rt::LivePolicy& live);
+    // Sees every event first; one it returns true for goes no further (learn mode's
+    // recording takes the audit records).
+    void set_observer(std::function<bool(const bw_event&)> observer) { observer_ = std::move(observer); }
+    // The ring buffer's count of events it had no room for: new ones are reported.
+    void set_dropped(std::uint64_t dropped);
+    std::uint64_t dropped() const { return dropped_; }
+
     // When the next stderr report is due, if one is pending.
     std::optional<std::chrono::steady_clock::time_point> next_flush() const;
     // Writes the reports that are due (all of them when `all`).
@@ -38,11 +53,22 @@ public:
 
 private:
     void report(const std::string& line);
+    // A line for the audit file and the log, `json` without its closing brace.
+    void record(const std::string& json);
+    // The policy whose rules an event of this version names.
+    const artifact::PolicyData& policy_for(std::uint32_t version) const;
 
     const artifact::PolicyData& policy_;
-    rt::AuditContext audit_context_;
+    // Versions bwctl put in force since the sandbox started; an event of a version bwrun
+    // never saw (two edits in quick succession) names its rule by number.
+    std::map<std::uint32_t, artifact::PolicyData> versions_;
+    artifact::PolicyData unknown_version_;
+    std::string sandbox_;
     bool quiet_;
     std::FILE* audit_;
+    rt::SandboxLog* log_ = nullptr;
+    std::function<bool(const bw_event&)> observer_;
+    std::uint64_t dropped_ = 0;
     std::size_t denials_ = 0;
     std::size_t recorded_ = 0;
     std::vector<std::string> pending_;

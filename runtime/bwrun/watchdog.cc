@@ -46,18 +46,23 @@ constexpr char kDismissed = 'd';
     if (n == 1 && c == kDismissed) {
         // bwrun ended the sandbox: the program lingers for the next one, then goes if unused.
         std::this_thread::sleep_for(rt::kLinger);
-        try {
-            rt::unload_if_unused(record.pin_dir, rt::kLinger);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "bwrun watchdog: cannot unload the program in %s: %s\n", record.pin_dir.c_str(),
-                         e.what());
-            _exit(1);
+        // A live edit may have moved the sandbox to the generic program: it goes too, if unused.
+        for (const auto& dir : {record.pin_dir, rt::Enforcer::generic_pin_dir()}) {
+            try {
+                rt::unload_if_unused(dir, rt::kLinger);
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "bwrun watchdog: cannot unload the program in %s: %s\n", dir.c_str(), e.what());
+                _exit(1);
+            }
         }
         _exit(0);
     }
-    // bwrun is gone without cleaning up.
+    // bwrun is gone without cleaning up. Its record says where the policy is now (a live
+    // edit may have moved it).
     try {
-        if (!rt::end_recorded_sandbox(record, false)) {
+        const auto now = rt::find_sandbox(record.name);
+        const auto& current = now && now->supervisor_pid == record.supervisor_pid ? *now : record;
+        if (!rt::end_recorded_sandbox(current, false)) {
             std::fprintf(stderr, "bwrun watchdog: bwrun died and processes of %s survived SIGKILL; the sandbox "
                                  "stays confined\n",
                          record.cgroup.c_str());

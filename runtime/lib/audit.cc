@@ -35,7 +35,9 @@ bool valid_utf8(std::string_view s)
     return true;
 }
 
-// A JSON string literal. Callers pass valid UTF-8 (paths that are not go out as hex).
+} // namespace
+
+// Callers pass valid UTF-8 (paths that are not go out as hex).
 std::string quote(std::string_view s)
 {
     std::string out = "\"";
@@ -51,6 +53,8 @@ std::string quote(std::string_view s)
     return out + "\"";
 }
 
+namespace {
+
 std::string hex(std::string_view s)
 {
     std::string out;
@@ -59,7 +63,8 @@ std::string hex(std::string_view s)
     return out;
 }
 
-// RFC 3339 in UTC with microseconds: sorts as text, parses everywhere.
+} // namespace
+
 std::string timestamp(std::int64_t unix_ns)
 {
     const std::time_t secs = static_cast<std::time_t>(unix_ns / 1'000'000'000);
@@ -87,8 +92,6 @@ std::string printable(std::string_view s)
     return out;
 }
 
-} // namespace
-
 std::string audit_json(const bw_event& e, const AuditContext& c, std::int64_t unix_ns)
 {
     const auto& policy = *c.policy;
@@ -103,6 +106,7 @@ std::string audit_json(const bw_event& e, const AuditContext& c, std::int64_t un
                                   quote(timestamp(unix_ns)), quote(e.op == BW_OP_AUDIT ? "audit" : "denial"),
                                   quote(c.sandbox), quote(printable(policy.ir.name)), quote(hash), e.pid, e.tgid,
                                   quote(printable(comm)), quote(access));
+    out += fmt::format(R"("policy_version":{},)", e.version);
     // A socket denial's path buffer holds a binary struct bw_net_object, not a path.
     if (e.access == BW_NET_EVENT) {
         out += fmt::format(R"("net":{},)", quote(describe_net_object(e)));

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace bw::rt {
 
@@ -20,5 +21,12 @@ struct AuditContext {
 // One line, without the newline: {"time":..., "sandbox":..., "policy":..., ...}.
 // `unix_ns` is the time the event was read, in nanoseconds since the epoch.
 std::string audit_json(const bw_event& event, const AuditContext& context, std::int64_t unix_ns);
+
+// A JSON string literal of valid UTF-8 text (see printable).
+std::string quote(std::string_view s);
+// RFC 3339 in UTC with microseconds: sorts as text, parses everywhere.
+std::string timestamp(std::int64_t unix_ns);
+// Text that may not be UTF-8 (a comm, a file name) with its invalid bytes as '?'.
+std::string printable(std::string_view s);
 
 } // namespace bw::rt

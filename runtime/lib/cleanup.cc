@@ -50,6 +50,16 @@ bool end_sandbox(Enforcer& enforcer, Cgroup& cgroup, const std::string& name, pi
     std::optional<StateLock> lock;
     if (!lock_held)
         lock.emplace();
+    // A live edit may have moved the sandbox to the generic program.
+    const auto r = find_sandbox(name);
+    if (r && r->supervisor_pid == supervisor_pid && r->pin_dir != enforcer.pin_dir()) {
+        try {
+            Enforcer::reopen(r->pin_dir).uninstall(cgroup.id());
+            touch_ended_stamp(r->pin_dir);
+        } catch (const Failure&) {
+            // That program is no longer pinned: it holds no policy.
+        }
+    }
     enforcer.uninstall(cgroup.id());
     cgroup.remove();
     unregister_sandbox(name, supervisor_pid);

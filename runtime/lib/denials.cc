@@ -84,6 +84,9 @@ std::string rule_name(std::uint32_t id, const artifact::PolicyData& policy)
         return fmt::format("rule #{}", id);
     if (r->file == ir::kInvariantFile)
         return fmt::format("invariant {}", r->text.substr(r->text.find(' ') + 1));
+    // A live edit's rule has no line: its "file" says who made it and when.
+    if (r->line == 0)
+        return fmt::format("`{}` ({})", r->text, r->file);
     return fmt::format("`{}` ({}:{})", r->text, r->file, r->line);
 }
 

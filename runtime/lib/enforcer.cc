@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <cstring>
+#include <array>
 #include <string_view>
 #include <dirent.h>
 #include <fcntl.h>
@@ -48,6 +49,8 @@ constexpr const char* kNet = "bw_net";             // the map backend only
 constexpr const char* kNetRules = "bw_net_rules";  // the map backend only
 constexpr const char* kLinks = "bw_links";
 constexpr const char* kDevices = "bw_devices";     // the map backend only
+constexpr const char* kDrops = "bw_drops";
+constexpr const char* kBarrier = "bw_barrier";     // the map backend only
 
 void make_private_dir(const std::string& path)
 {
@@ -261,8 +264,10 @@ void load_and_pin(const ProgramImage& image, const std::string& dir)
         pin_map(obj, dir, kNet);
         pin_map(obj, dir, kNetRules);
         pin_map(obj, dir, kDevices);
+        pin_map(obj, dir, kBarrier);
     }
     pin_map(obj, dir, kCgFilter);
+    pin_map(obj, dir, kDrops);
     attach_all(obj, dir);
     pin_map(obj, dir, kSandboxes);
     // The pins hold the program, maps and links; our handles can go.
@@ -299,86 +304,51 @@ void put_inner(int outer, std::uint64_t key, int inner, const char* what)
         fail_errno(fmt::format("cannot register the sandbox's {} map", what));
 }
 
-// --- network tables of the map backend: bw_net and bw_net_rules, keyed by cgroup id ---
+// The map backend's per-sandbox tables that are arrays of a size of their own, in the
+// order of Enforcer::SandboxTables::outer.
+constexpr std::array<const char*, 5> kSlotTables{kTrans, kAccepts, kLinks, kNetRules, kDevices};
 
-// Installs the sandbox's network tables; they must be in place before its sandbox entry.
-void install_net(const std::string& dir, std::uint64_t cgroup_id, const NetTables& net)
+// One table's contents: `count` entries of `value_size` bytes.
+struct TableImage {
+    std::uint32_t value_size = 0;
+    std::uint32_t count = 0;
+    const void* data = nullptr;
+};
+
+// The tables of `t` in the order of kSlotTables. An array map needs an entry: an empty rule
+// list is one zero rule, which matches nothing (bw_net_policy.nrules keeps the kernel from
+// reading a network rule; a device rule that decides no access kind matches nothing).
+std::array<TableImage, 5> table_images(const MapTables& t)
 {
-    // An array map needs an entry; policy.nrules keeps the kernel from reading it.
-    std::vector<bw_net_rule> rules = net.rules;
-    if (rules.empty())
-        rules.emplace_back();
-    const int inner = create_inner_array(kNetRules, sizeof(bw_net_rule), static_cast<std::uint32_t>(rules.size()),
-                                         rules.data());
-    const int outer = bpf_obj_get((dir + "/" + kNetRules).c_str());
-    const int policy = bpf_obj_get((dir + "/" + kNet).c_str());
-    const int err = errno;
-    auto close_all = [&] {
-        for (const int fd : {inner, outer, policy}) {
-            if (fd >= 0)
-                close(fd);
-        }
+    static const bw_net_rule no_net_rule{};
+    static const bw_device_rule no_device_rule{};
+    auto rules = [](const auto& v, const auto& none) {
+        return v.empty() ? TableImage{sizeof none, 1, &none}
+                         : TableImage{sizeof none, static_cast<std::uint32_t>(v.size()), v.data()};
     };
-    if (outer < 0 || policy < 0) {
-        close_all();
-        fail_errno("cannot open the pinned network maps in " + dir, err);
-    }
-    try {
-        put_inner(outer, cgroup_id, inner, "network rule");
-        if (bpf_map_update_elem(policy, &cgroup_id, &net.policy, BPF_NOEXIST) != 0)
-            fail_errno("cannot register the sandbox's network policy");
-    } catch (...) {
-        close_all();
-        throw;
-    }
-    close_all();
+    return {TableImage{sizeof(std::uint32_t), static_cast<std::uint32_t>(t.trans.size()), t.trans.data()},
+            TableImage{sizeof(bw_accept), static_cast<std::uint32_t>(t.accepts.size()), t.accepts.data()},
+            TableImage{sizeof(bw_link), static_cast<std::uint32_t>(t.links.size()), t.links.data()},
+            rules(t.net.rules, no_net_rule), rules(t.devices.rules, no_device_rule)};
 }
 
-void uninstall_net(const std::string& dir, std::uint64_t cgroup_id)
+// The image's entries, then zeros up to `capacity`: what an array that held a larger
+// table before must hold now (a device rule past the last one would still be scanned).
+std::vector<std::byte> padded(const TableImage& image, std::uint32_t capacity)
 {
-    for (const char* name : {kNet, kNetRules}) {
-        const int fd = bpf_obj_get((dir + "/" + name).c_str());
-        if (fd >= 0) {
-            bpf_map_delete_elem(fd, &cgroup_id);
-            close(fd);
-        }
-    }
+    std::vector<std::byte> out(std::size_t{capacity} * image.value_size);
+    std::memcpy(out.data(), image.data, std::size_t{image.count} * image.value_size);
+    return out;
 }
 
-// --- device rules of the map backend: bw_devices, keyed by cgroup id ---
-
-void install_devices(const std::string& dir, std::uint64_t cgroup_id, const DeviceTables& devices)
+// The inner map that a map-in-map holds under `key`, as a new descriptor; -1 when none.
+int inner_map(int outer, std::uint64_t key)
 {
-    // An array map needs an entry; a rule that decides no access kind matches nothing.
-    std::vector<bw_device_rule> rules = devices.rules;
-    if (rules.empty())
-        rules.emplace_back();
-    const int inner = create_inner_array(kDevices, sizeof(bw_device_rule), static_cast<std::uint32_t>(rules.size()),
-                                         rules.data());
-    const int outer = bpf_obj_get((dir + "/" + kDevices).c_str());
-    const int err = errno;
-    if (outer < 0) {
-        close(inner);
-        fail_errno("cannot open the pinned device map in " + dir, err);
-    }
-    try {
-        put_inner(outer, cgroup_id, inner, "device rule");
-    } catch (...) {
-        close(inner);
-        close(outer);
-        throw;
-    }
-    close(inner);
-    close(outer);
-}
-
-void uninstall_devices(const std::string& dir, std::uint64_t cgroup_id)
-{
-    const int fd = bpf_obj_get((dir + "/" + kDevices).c_str());
-    if (fd >= 0) {
-        bpf_map_delete_elem(fd, &cgroup_id);
-        close(fd);
-    }
+    // A lookup from user space gives the inner map's id; an update takes its fd.
+    std::uint32_t id = 0;
+    if (bpf_map_lookup_elem(outer, &key, &id) != 0)
+        return -1;
+    return bpf_map_get_fd_by_id(id);
 }
 
 } // namespace
@@ -407,8 +377,19 @@ Enforcer Enforcer::open(const artifact::Artifact& artifact)
     // The specialised program's transitions are its own; the map backend's are per sandbox.
     if (specialised)
         return Enforcer(dir, pinned(dir, kSandboxes), {}, pinned(dir, kEvents));
-    return Enforcer(dir, pinned(dir, kSandboxes), {pinned(dir, kTrans), pinned(dir, kAccepts), pinned(dir, kLinks)},
-                    pinned(dir, kEvents));
+    return Enforcer(dir, pinned(dir, kSandboxes), sandbox_tables(dir), pinned(dir, kEvents));
+}
+
+std::string Enforcer::generic_pin_dir()
+{
+    return fmt::format("{}/abi{}-{:016x}", kPinRoot, BW_ABI_VERSION, artifact::program_id(embedded::generic_bpf));
+}
+
+Enforcer Enforcer::open_generic(const std::string& min_kernel)
+{
+    const std::string dir = generic_pin_dir();
+    load_once({embedded::generic_bpf, nullptr, min_kernel}, dir);
+    return Enforcer(dir, pinned(dir, kSandboxes), sandbox_tables(dir), pinned(dir, kEvents));
 }
 
 Enforcer Enforcer::open_nested(int depth, const std::string& min_kernel)
@@ -417,27 +398,32 @@ Enforcer Enforcer::open_nested(int depth, const std::string& min_kernel)
     const std::string dir = fmt::format("{}/abi{}-{:016x}-nest{}", kPinRoot, BW_ABI_VERSION,
                                         artifact::program_id(generic), depth);
     load_once({generic, nullptr, min_kernel}, dir);
-    return Enforcer(dir, pinned(dir, kSandboxes), {pinned(dir, kTrans), pinned(dir, kAccepts), pinned(dir, kLinks)},
-                    pinned(dir, kEvents));
+    return Enforcer(dir, pinned(dir, kSandboxes), sandbox_tables(dir), pinned(dir, kEvents));
 }
 
 Enforcer Enforcer::reopen(const std::string& pin_dir)
 {
     // Per-sandbox tables exist only in the map backend; a specialised program's pinned
     // arrays are its own and hold no sandbox's entry.
-    auto per_sandbox = [&](const char* name) {
-        const int fd = bpf_obj_get((pin_dir + "/" + name).c_str());
-        bpf_map_info info{};
-        std::uint32_t len = sizeof info;
-        if (fd >= 0 && (bpf_obj_get_info_by_fd(fd, &info, &len) != 0 || info.type != BPF_MAP_TYPE_HASH_OF_MAPS)) {
-            close(fd);
-            return -1;
-        }
-        return fd;
-    };
+    const int trans = bpf_obj_get((pin_dir + "/" + kTrans).c_str());
+    bpf_map_info info{};
+    std::uint32_t len = sizeof info;
+    const bool per_sandbox = trans >= 0 && bpf_obj_get_info_by_fd(trans, &info, &len) == 0 &&
+                             info.type == BPF_MAP_TYPE_HASH_OF_MAPS;
+    if (trans >= 0)
+        close(trans);
     const int sandboxes = pinned(pin_dir, kSandboxes);
-    return Enforcer(pin_dir, sandboxes, {per_sandbox(kTrans), per_sandbox(kAccepts), per_sandbox(kLinks)},
+    return Enforcer(pin_dir, sandboxes, per_sandbox ? sandbox_tables(pin_dir) : SandboxTables{},
                     pinned(pin_dir, kEvents));
+}
+
+Enforcer::SandboxTables Enforcer::sandbox_tables(const std::string& dir)
+{
+    SandboxTables t;
+    for (std::size_t i = 0; i < kSlotTables.size(); ++i)
+        t.outer[i] = pinned(dir, kSlotTables[i]);
+    t.net = pinned(dir, kNet);
+    return t;
 }
 
 Enforcer::Enforcer(std::string pin_dir, int sandboxes, SandboxTables tables, int events)
@@ -454,7 +440,11 @@ Enforcer::Enforcer(Enforcer&& o) noexcept
 
 Enforcer::~Enforcer()
 {
-    for (const int fd : {sandboxes_, tables_.trans, tables_.accepts, tables_.links, events_}) {
+    for (const int fd : {sandboxes_, tables_.net, events_}) {
+        if (fd >= 0)
+            close(fd);
+    }
+    for (const int fd : tables_.outer) {
         if (fd >= 0)
             close(fd);
     }
@@ -462,68 +452,197 @@ Enforcer::~Enforcer()
 
 int Enforcer::install(std::uint64_t cgroup_id, const MapTables& t)
 {
-    const bool per_sandbox_tables = tables_.trans >= 0;
-    SandboxTables inner;
-    // The outer maps hold the inner ones; our handles go either way.
-    auto close_tables = [&] {
-        for (const int fd : {inner.trans, inner.accepts, inner.links}) {
-            if (fd >= 0)
-                close(fd);
-        }
-    };
+    bw_sandbox sandbox = t.sandbox;
+    sandbox.id = cgroup_id;
+    sandbox.tables = cgroup_id;
+    sandbox.version = 0;
+    sandbox.mnt_ns = namespace_inode("mnt");
+    sandbox.user_ns = namespace_inode("user");
+    const int events = bpf_map_create(BPF_MAP_TYPE_RINGBUF, kEvents, 0, 0, BW_EVENTS_BYTES, nullptr);
+    if (events < 0)
+        fail_errno("cannot create the sandbox's denial ring buffer");
     try {
-        if (per_sandbox_tables) {
-            inner.trans = create_inner_array(kTrans, sizeof(std::uint32_t), static_cast<std::uint32_t>(t.trans.size()),
-                                             t.trans.data());
-            inner.accepts = create_inner_array(kAccepts, sizeof(bw_accept),
-                                               static_cast<std::uint32_t>(t.accepts.size()), t.accepts.data());
-            inner.links = create_inner_array(kLinks, sizeof(bw_link), static_cast<std::uint32_t>(t.links.size()),
-                                             t.links.data());
-        }
+        put_entry(cgroup_id, t, sandbox, events);
     } catch (...) {
-        close_tables();
+        close(events);
         throw;
     }
-    const int events = bpf_map_create(BPF_MAP_TYPE_RINGBUF, kEvents, 0, 0, BW_EVENTS_BYTES, nullptr);
-    if (events < 0) {
-        const int err = errno;
-        close_tables();
-        fail_errno("cannot create the sandbox's denial ring buffer", err);
-    }
+    return events;
+}
+
+void Enforcer::adopt(std::uint64_t cgroup_id, const MapTables& t, const bw_sandbox& from, int ring)
+{
+    bw_sandbox sandbox = t.sandbox;
+    sandbox.id = cgroup_id;
+    sandbox.tables = cgroup_id;
+    sandbox.version = from.version;
+    // Paths are named in the namespaces the sandbox started in, not in the caller's.
+    sandbox.mnt_ns = from.mnt_ns;
+    sandbox.user_ns = from.user_ns;
+    put_entry(cgroup_id, t, sandbox, ring);
+}
+
+void Enforcer::put_entry(std::uint64_t cgroup_id, const MapTables& t, const bw_sandbox& sandbox, int ring)
+{
     try {
-        if (per_sandbox_tables) {
-            put_inner(tables_.trans, cgroup_id, inner.trans, "transition");
-            put_inner(tables_.accepts, cgroup_id, inner.accepts, "decision");
-            put_inner(tables_.links, cgroup_id, inner.links, "decision chain");
-            install_net(pin_dir_, cgroup_id, t.net);
-            install_devices(pin_dir_, cgroup_id, t.devices);
-        }
-        put_inner(events_, cgroup_id, events, "event");
-        bw_sandbox sandbox = t.sandbox;
-        sandbox.id = cgroup_id;
-        sandbox.mnt_ns = namespace_inode("mnt");
-        sandbox.user_ns = namespace_inode("user");
+        if (replaceable())
+            put_tables(sandbox.tables, t, false);
+        put_inner(events_, cgroup_id, ring, "event");
         admit_cgroup(pin_dir_, cgroup_id);
         if (bpf_map_update_elem(sandboxes_, &cgroup_id, &sandbox, BPF_NOEXIST) != 0)
             fail_errno("cannot register the sandbox");
     } catch (...) {
         uninstall(cgroup_id);
-        close_tables();
-        close(events);
         throw;
     }
-    close_tables();
-    return events;
+}
+
+std::string Enforcer::slot_pin(std::uint64_t key, const char* table) const
+{
+    return fmt::format("{}/slot-{:016x}-{}", pin_dir_, key, table);
+}
+
+void Enforcer::put_tables(std::uint64_t key, const MapTables& t, bool reuse)
+{
+    const auto images = table_images(t);
+    for (std::size_t i = 0; i < images.size(); ++i) {
+        const auto& image = images[i];
+        const char* name = kSlotTables[i];
+        const int outer = tables_.outer[i];
+        const auto pin = slot_pin(key, name);
+        // A slot's arrays are filled in place when they are big enough: an edit then waits
+        // for no grace period here. Only the spare slot, which no hook reads, is reused.
+        // Each array is pinned beside the program, which finds it faster than a lookup.
+        if (const int inner = reuse ? bpf_obj_get(pin.c_str()) : -1; inner >= 0) {
+            bpf_map_info info{};
+            std::uint32_t len = sizeof info;
+            const bool fits = bpf_obj_get_info_by_fd(inner, &info, &len) == 0 && info.max_entries >= image.count;
+            if (fits) {
+                try {
+                    fill_array(inner, name, image.value_size, info.max_entries, padded(image, info.max_entries).data());
+                } catch (...) {
+                    close(inner);
+                    throw;
+                }
+            }
+            close(inner);
+            if (fits)
+                continue;
+            bpf_map_delete_elem(outer, &key);
+        }
+        // Room to grow for the spare slot, whose tables later edits refill.
+        const std::uint32_t capacity = reuse ? image.count + image.count / 2 + 16 : image.count;
+        const int inner = create_inner_array(name, image.value_size, capacity, padded(image, capacity).data());
+        unlink(pin.c_str());
+        bool ok = bpf_obj_pin(inner, pin.c_str()) == 0 && bpf_map_update_elem(outer, &key, &inner, BPF_NOEXIST) == 0;
+        if (!ok && errno == EEXIST) {
+            // A sandbox or an edit that died half-way left this slot's table.
+            bpf_map_delete_elem(outer, &key);
+            ok = bpf_map_update_elem(outer, &key, &inner, BPF_NOEXIST) == 0;
+        }
+        const int err = errno;
+        close(inner);
+        if (!ok)
+            fail_errno(fmt::format("cannot register the sandbox's {} map", name), err);
+    }
+    if (bpf_map_update_elem(tables_.net, &key, &t.net.policy, BPF_ANY) != 0)
+        fail_errno("cannot register the sandbox's network policy");
+}
+
+void Enforcer::drop_tables(std::uint64_t key)
+{
+    // A slot's pins say which of its arrays exist: deleting a missing entry would wait for
+    // a grace period all the same.
+    for (std::size_t i = 0; i < kSlotTables.size(); ++i) {
+        const auto pin = slot_pin(key, kSlotTables[i]);
+        if (access(pin.c_str(), F_OK) == 0) {
+            bpf_map_delete_elem(tables_.outer[i], &key);
+            unlink(pin.c_str());
+        }
+    }
+    bpf_map_delete_elem(tables_.net, &key);
+}
+
+void Enforcer::grace_period()
+{
+    const int outer = pinned(pin_dir_, kBarrier);
+    const int inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, kBarrier, sizeof(std::uint32_t), sizeof(std::uint32_t), 1,
+                                     nullptr);
+    const std::uint32_t zero = 0;
+    const bool ok = inner >= 0 && bpf_map_update_elem(outer, &zero, &inner, BPF_ANY) == 0;
+    const int err = errno;
+    if (inner >= 0)
+        close(inner);
+    close(outer);
+    if (!ok)
+        fail_errno("cannot wait for the programs that read the sandbox's previous policy", err);
+}
+
+std::optional<bw_sandbox> Enforcer::entry(std::uint64_t cgroup_id) const
+{
+    bw_sandbox sandbox{};
+    if (bpf_map_lookup_elem(sandboxes_, &cgroup_id, &sandbox) != 0)
+        return std::nullopt;
+    return sandbox;
+}
+
+int Enforcer::ring(std::uint64_t cgroup_id) const
+{
+    const int fd = inner_map(events_, cgroup_id);
+    if (fd < 0)
+        fail_errno("cannot open the sandbox's denial ring buffer in " + pin_dir_);
+    return fd;
+}
+
+void Enforcer::replace(std::uint64_t cgroup_id, const MapTables& t, std::uint32_t version)
+{
+    const auto old = entry(cgroup_id);
+    if (!old || old->id != cgroup_id)
+        throw Failure(fmt::format("the program in {} no longer holds the sandbox's policy", pin_dir_));
+    bw_sandbox next = t.sandbox;
+    next.id = cgroup_id;
+    next.tables = old->tables ^ BW_TABLES_ALT;
+    next.version = version;
+    next.mnt_ns = old->mnt_ns;
+    next.user_ns = old->user_ns;
+    // The spare slot: no hook reads it since the last edit's grace period.
+    put_tables(next.tables, t, true);
+    // The sandbox's own entry, then those of the nested sandboxes it decides (aliases
+    // carry its id). After each, a grace period: an entry replaced may be reused by the
+    // next update at once, so no hook may still be reading it by then; and after the
+    // last, no hook reads the old slot, which the next edit fills.
+    std::vector<std::uint64_t> keys{cgroup_id};
+    std::uint64_t key = 0, *prev = nullptr;
+    while (bpf_map_get_next_key(sandboxes_, prev, &key) == 0) {
+        if (const auto e = entry(key); e && e->id == cgroup_id && key != cgroup_id)
+            keys.push_back(key);
+        prev = &key;
+    }
+    for (const auto k : keys) {
+        if (bpf_map_update_elem(sandboxes_, &k, &next, BPF_EXIST) != 0)
+            fail_errno("cannot replace the sandbox's policy");
+        grace_period();
+    }
+}
+
+std::uint64_t Enforcer::dropped(std::uint64_t cgroup_id) const
+{
+    const int fd = bpf_obj_get((pin_dir_ + "/" + kDrops).c_str());
+    std::uint64_t count = 0;
+    if (fd >= 0) {
+        bpf_map_lookup_elem(fd, &cgroup_id, &count);
+        close(fd);
+    }
+    return count;
 }
 
 void Enforcer::install_alias(std::uint64_t alias, std::uint64_t existing)
 {
-    // Every per-sandbox map of this program, keyed by cgroup id, holds the existing
-    // sandbox's entry: an inner map, or a value. The sandbox entry, copied last, keeps the
-    // existing one's id. A specialised program's own tables are arrays, and stay as they are.
+    // The alias gets the existing sandbox's ring and then its entry, which keeps the
+    // existing one's id and tables key: it is decided by the same tables.
     try {
         admit_cgroup(pin_dir_, alias);
-        for (const char* name : {kTrans, kAccepts, kLinks, kNet, kNetRules, kDevices, kEvents, kSandboxes}) {
+        for (const char* name : {kEvents, kSandboxes}) {
             const int fd = bpf_obj_get((pin_dir_ + "/" + name).c_str());
             if (fd < 0)
                 continue; // the map backend's tables, in a specialised program
@@ -559,15 +678,19 @@ void Enforcer::install_alias(std::uint64_t alias, std::uint64_t existing)
 
 void Enforcer::uninstall(std::uint64_t cgroup_id)
 {
+    const auto e = entry(cgroup_id);
     // Sandbox entry first: from then on the program ignores the cgroup.
-    for (const int map : {sandboxes_, tables_.trans, tables_.accepts, tables_.links, events_}) {
-        if (map >= 0)
-            bpf_map_delete_elem(map, &cgroup_id);
+    bpf_map_delete_elem(sandboxes_, &cgroup_id);
+    bpf_map_delete_elem(events_, &cgroup_id);
+    if (const int drops = bpf_obj_get((pin_dir_ + "/" + kDrops).c_str()); drops >= 0) {
+        bpf_map_delete_elem(drops, &cgroup_id);
+        close(drops);
     }
-    if (tables_.trans >= 0) {
-        uninstall_net(pin_dir_, cgroup_id);
-        uninstall_devices(pin_dir_, cgroup_id);
-    }
+    // A nested sandbox's alias uses its enclosing sandbox's tables, which stay.
+    if (!replaceable() || (e && e->id != cgroup_id))
+        return;
+    drop_tables(cgroup_id);
+    drop_tables(cgroup_id | BW_TABLES_ALT);
 }
 
 void Enforcer::unload_if_unused()

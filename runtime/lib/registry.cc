@@ -2,6 +2,7 @@
 
 #include "failure.h"
 #include "paths.h"
+#include "sandbox_log.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -94,15 +95,11 @@ bool supervisor_alive(const SandboxRecord& r)
     return r.supervisor_pid > 0 && (::kill(r.supervisor_pid, 0) == 0 || errno == EPERM);
 }
 
-void register_sandbox(const SandboxRecord& r)
+namespace {
+
+void write_record(const SandboxRecord& r)
 {
-    if (mkdir(kRegistryDir, 0700) != 0 && errno != EEXIST)
-        fail_errno(std::string("cannot create ") + kRegistryDir);
     const auto path = record_path(r.name);
-    if (const auto old = read_record(path); old && supervisor_alive(*old))
-        throw Failure(fmt::format("a sandbox named `{}` is already running (bwrun pid {}); choose another "
-                                  "--name",
-                                  r.name, old->supervisor_pid));
     const auto tmp = path + ".tmp";
     {
         std::ofstream out(tmp, std::ios::trunc);
@@ -120,11 +117,49 @@ void register_sandbox(const SandboxRecord& r)
         fail_errno("cannot write " + path);
 }
 
+} // namespace
+
+void ensure_name_free(const std::string& name)
+{
+    if (const auto old = read_record(record_path(name)); old && supervisor_alive(*old))
+        throw Failure(fmt::format("a sandbox named `{}` is already running (bwrun pid {}); choose another "
+                                  "--name",
+                                  name, old->supervisor_pid));
+}
+
+void register_sandbox(const SandboxRecord& r)
+{
+    if (mkdir(kRegistryDir, 0700) != 0 && errno != EEXIST)
+        fail_errno(std::string("cannot create ") + kRegistryDir);
+    ensure_name_free(r.name);
+    write_record(r);
+}
+
+void update_sandbox(const SandboxRecord& r)
+{
+    write_record(r);
+}
+
 void unregister_sandbox(const std::string& name, pid_t supervisor_pid)
 {
     const auto path = record_path(name);
-    if (const auto r = read_record(path); r && r->supervisor_pid == supervisor_pid)
+    if (const auto r = read_record(path); r && r->supervisor_pid == supervisor_pid) {
         unlink(path.c_str());
+        remove_sandbox_files(name);
+    }
+}
+
+void remove_sandbox_files(const std::string& name)
+{
+    unlink(live_policy_path(name).c_str());
+    const auto log = sandbox_log_path(name);
+    unlink(log.c_str());
+    unlink((log + ".1").c_str());
+}
+
+std::string live_policy_path(const std::string& name)
+{
+    return std::string(kLiveDir) + "/" + name;
 }
 
 std::optional<SandboxRecord> find_sandbox(const std::string& name)

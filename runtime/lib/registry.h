@@ -32,11 +32,19 @@ bool valid_sandbox_name(const std::string& name);
 // characters become '-', cut to fit), then "-PID".
 std::string default_sandbox_name(const std::string& policy_name, int pid);
 
+// Fails if a live sandbox has the name. Call under StateLock.
+void ensure_name_free(const std::string& name);
 // Creates the record; fails if a live sandbox already has the name. Call under StateLock.
 void register_sandbox(const SandboxRecord& record);
-// Removes the record if it is still the one of this supervisor (after a supervisor died,
-// a new sandbox may have taken the name).
+// Rewrites the record of a running sandbox (bwctl moved its policy). Call under StateLock.
+void update_sandbox(const SandboxRecord& record);
+// Removes the record, and the sandbox's live policy and log, if the record is still the one of
+// this supervisor (after a supervisor died, a new sandbox may have taken the name).
 void unregister_sandbox(const std::string& name, pid_t supervisor_pid);
+// Where the sandbox's policy in force is kept (live_policy.h).
+std::string live_policy_path(const std::string& name);
+// Removes the sandbox's live policy and log (those of a sandbox that never registered).
+void remove_sandbox_files(const std::string& name);
 std::vector<SandboxRecord> list_sandboxes();
 // The record of the sandbox named `name`, if there is one (an invalid name has none).
 std::optional<SandboxRecord> find_sandbox(const std::string& name);

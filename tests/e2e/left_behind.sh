@@ -1,5 +1,6 @@
 # Sourced by the VM suites: test_nothing_left_behind asserts that the sandboxes the suite
-# ran left nothing behind (pins, programs, cgroups, registry records). Uses the suite's fail.
+# ran left nothing behind (pins, programs, cgroups, registry records, live policies and
+# logs). Uses the suite's fail.
 
 test_nothing_left_behind() {
     # The last sandbox's watchdog unloads the program after it lingered (rt::kLinger, 10 s);
@@ -12,5 +13,7 @@ test_nothing_left_behind() {
     [ ! -e /sys/fs/bpf/bumblewrap ] || fail "pins left: $(ls -R /sys/fs/bpf/bumblewrap)"
     [ ! -e /sys/fs/cgroup/bumblewrap ] || fail "cgroups left: $(ls /sys/fs/cgroup/bumblewrap)"
     [ -z "$(ls /run/bumblewrap/sandboxes 2>/dev/null)" ] || fail "registry left: $(ls /run/bumblewrap/sandboxes)"
+    [ -z "$(find /run/bumblewrap/live /run/bumblewrap/log -type f 2>/dev/null)" ] ||
+        fail "live policies or logs left: $(find /run/bumblewrap/live /run/bumblewrap/log -type f)"
     ! bpftool prog show 2>/dev/null | grep -q bw_file_open || fail "program still loaded"
 }

@@ -269,9 +269,11 @@ test_bwctl_list_shows_sandbox() {
     touch "$W/shared/stop"
     wait $pid
     rm -f "$W/shared/up" "$W/shared/stop"
-    head -n 1 "$out/list" | grep -q "NAME *PID *STATE *POLICY" || fail "no header: $(cat "$out/list")"
-    grep -q "^lister  *[0-9][0-9]* *running *e2e-base .*/sys/fs/cgroup/bumblewrap/lister$" "$out/list" ||
-        fail "sandbox missing: $(cat "$out/list")"
+    head -n 1 "$out/list" | grep -q "NAME *PID *PROCS *STATE *POLICY *SHA256 *VERSION *DENIALS *UPTIME *CGROUP" ||
+        fail "no header: $(cat "$out/list")"
+    # One process (the shell; its sleeps come and go), the policy's hash, version 0, no denial.
+    grep -Eq "^lister +[0-9]+ +[0-9]+ +running +e2e-base +[0-9a-f]{12} +0 +0 .*/sys/fs/cgroup/bumblewrap/lister$" \
+        "$out/list" || fail "sandbox missing: $(cat "$out/list")"
 }
 
 test_bwctl_stop_ends_sandbox() {

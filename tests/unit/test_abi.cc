@@ -5,8 +5,8 @@
 
 #include <cstddef>
 
-static_assert(BW_ABI_VERSION == 12);
-static_assert(sizeof(bw_sandbox) == 296);
+static_assert(BW_ABI_VERSION == 13);
+static_assert(sizeof(bw_sandbox) == 312);
 static_assert(offsetof(bw_sandbox, id) == 0);
 static_assert(offsetof(bw_sandbox, nclasses) == 8);
 static_assert(offsetof(bw_sandbox, nstates) == 12);
@@ -17,6 +17,8 @@ static_assert(offsetof(bw_sandbox, invariants) == 280);
 static_assert(offsetof(bw_sandbox, audits) == 284);
 static_assert(offsetof(bw_sandbox, mnt_ns) == 288);
 static_assert(offsetof(bw_sandbox, user_ns) == 292);
+static_assert(offsetof(bw_sandbox, tables) == 296);
+static_assert(offsetof(bw_sandbox, version) == 304);
 static_assert(BW_ACCESS_KINDS == bw::ir::kAccessKinds);
 static_assert(BW_ACCESS_EXEC == static_cast<int>(bw::ir::Access::Exec));
 static_assert(BW_ACCESS_IOCTL == static_cast<int>(bw::ir::Access::Ioctl));
@@ -36,7 +38,7 @@ static_assert(offsetof(bw_link, uid_lo) == 12);
 static_assert(offsetof(bw_link, gid_hi) == 24);
 static_assert(offsetof(bw_link, exe) == 28);
 static_assert(offsetof(bw_link, kinds) == 32);
-static_assert(sizeof(bw_event) == 88 + BW_PATH_MAX);
+static_assert(sizeof(bw_event) == 96 + BW_PATH_MAX);
 static_assert(offsetof(bw_event, cgroup_id) == 0);
 static_assert(offsetof(bw_event, rule_id) == 16);
 static_assert(offsetof(bw_event, path_error) == 24);
@@ -47,7 +49,8 @@ static_assert(offsetof(bw_event, invariant) == 52);
 static_assert(offsetof(bw_event, target) == 56);
 static_assert(offsetof(bw_event, arg) == 64);
 static_assert(offsetof(bw_event, target_comm) == 72);
-static_assert(offsetof(bw_event, path) == 88);
+static_assert(offsetof(bw_event, version) == 88);
+static_assert(offsetof(bw_event, path) == 96);
 static_assert(offsetof(bw_scratch, spill) == BW_PATH_MAX);
 static_assert(offsetof(bw_scratch, twin) == BW_PATH_MAX + BW_NAME_MAX + 1);
 static_assert(offsetof(bw_scratch, mounts) == BW_PATH_MAX + BW_NAME_MAX + 1 + 8 * (2 * BW_NAMES_MAX + BW_COVERED_MAX));

@@ -7,6 +7,7 @@
 #include "cleanup.h"
 #include "enforcer.h"
 #include "failure.h"
+#include "live_policy.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -242,6 +243,9 @@ void Broker::open_nested(Nested& n, int artifact_fd, int pidfd, const NestReques
     for (const auto& dir : aliases)
         rt::Enforcer::reopen(dir).install_alias(n.cgroup->id(), parent->cgroup_id);
     rt::register_sandbox(n.record);
+    // Its policy in force, which bwctl edits; this bwrun, its supervisor, ends its grants.
+    rt::write_live_policy(name, {0, req.artifact, art.policy.sources.empty() ? "" : art.policy.sources.front().sha256,
+                                 "", 0, art.policy.ir, {}});
     std::ofstream procs(n.cgroup->path() + "/cgroup.procs");
     if (!(procs << pid << std::flush))
         rt::fail_errno("cannot move the program into its nested sandbox " + n.cgroup->path());
