@@ -29,6 +29,15 @@ std::int64_t unix_ns()
     return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+// The process's executable, read when its event arrives: empty once the process has
+// exited, and another process's should its pid have been reused by then.
+std::string executable(std::uint32_t tgid)
+{
+    char buf[4096];
+    const ssize_t n = readlink(fmt::format("/proc/{}/exe", tgid).c_str(), buf, sizeof buf);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
 int status_of(const siginfo_t& info)
 {
     if (info.si_code == CLD_EXITED)
@@ -79,7 +88,7 @@ int DenialReporter::on_event(void* self, void* data, std::size_t size)
     if (r->log_ != nullptr)
         r->log_->count(denial);
     if (r->audit_ != nullptr || r->log_ != nullptr) {
-        auto json = rt::audit_json(e, rt::AuditContext{r->sandbox_, &policy}, unix_ns());
+        auto json = rt::audit_json(e, rt::AuditContext{r->sandbox_, &policy}, unix_ns(), executable(e.tgid));
         json.pop_back();
         r->record(json + R"(,"text":)" + rt::quote(rt::printable(text)));
     }

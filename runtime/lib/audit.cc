@@ -92,7 +92,7 @@ std::string printable(std::string_view s)
     return out;
 }
 
-std::string audit_json(const bw_event& e, const AuditContext& c, std::int64_t unix_ns)
+std::string audit_json(const bw_event& e, const AuditContext& c, std::int64_t unix_ns, const std::string& exe)
 {
     const auto& policy = *c.policy;
     const std::string access = e.access < ir::kAccessKinds ? std::string(ir::name(static_cast<ir::Access>(e.access)))
@@ -107,6 +107,8 @@ std::string audit_json(const bw_event& e, const AuditContext& c, std::int64_t un
                                   quote(c.sandbox), quote(printable(policy.ir.name)), quote(hash), e.pid, e.tgid,
                                   quote(printable(comm)), quote(access));
     out += fmt::format(R"("policy_version":{},)", e.version);
+    if (!exe.empty())
+        out += fmt::format(R"("exe":{},)", valid_utf8(exe) ? quote(exe) : quote(printable(exe)));
     // A socket denial's path buffer holds a binary struct bw_net_object, not a path.
     if (e.access == BW_NET_EVENT) {
         out += fmt::format(R"("net":{},)", quote(describe_net_object(e)));

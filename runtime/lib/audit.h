@@ -19,8 +19,10 @@ struct AuditContext {
 };
 
 // One line, without the newline: {"time":..., "sandbox":..., "policy":..., ...}.
-// `unix_ns` is the time the event was read, in nanoseconds since the epoch.
-std::string audit_json(const bw_event& event, const AuditContext& context, std::int64_t unix_ns);
+// `unix_ns` is the time the event was read, in nanoseconds since the epoch; `exe` the
+// process's executable as /proc showed it then (left out when empty).
+std::string audit_json(const bw_event& event, const AuditContext& context, std::int64_t unix_ns,
+                       const std::string& exe);
 
 // A JSON string literal of valid UTF-8 text (see printable).
 std::string quote(std::string_view s);

@@ -209,6 +209,7 @@ lines = [json.loads(l) for l in open(sys.argv[1])]
 denial = [l for l in lines if l["event"] == "denial" and l.get("path") == sys.argv[2]]
 change = [l for l in lines if l["event"] == "policy"]
 assert denial and denial[0]["policy_version"] == 0 and denial[0]["rule_id"] == 1, denial
+assert denial[0]["exe"].startswith("/usr/bin/python3") and denial[0]["comm"].startswith("python3"), denial
 assert change and change[0]["policy_version"] == 1, change
 assert lines[-1]["denials"] >= 1
 EOF
