@@ -40,8 +40,8 @@ int edit_policy(const std::string& name, Compilation& c,
         return no_such_sandbox(name);
     const auto current = rt::read_live_policy(name);
     if (!current) {
-        std::fprintf(stderr, "bwctl: sandbox %s has no policy to edit (it was started by another bwrun version, or "
-                             "is a nested sandbox); start it again to edit it\n",
+        std::fprintf(stderr, "bwctl: sandbox %s has no policy to edit (it was started by another bwrun version); "
+                             "start it again to edit it\n",
                      name.c_str());
         return 1;
     }

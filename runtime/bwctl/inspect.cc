@@ -105,8 +105,8 @@ int cmd_show(const std::string& name)
             return no_such_sandbox(name);
         live = rt::read_live_policy(name);
         if (!live) {
-            std::fprintf(stderr, "bwctl: sandbox %s keeps no policy to show (a nested sandbox, or one started by "
-                                 "another bwrun version)\n",
+            std::fprintf(stderr, "bwctl: sandbox %s keeps no policy to show (it was started by another bwrun "
+                                 "version)\n",
                          name.c_str());
             return 1;
         }
@@ -180,8 +180,8 @@ int cmd_log(const std::string& name, bool follow, bool json)
     }
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        std::fprintf(stderr, "bwctl: sandbox %s has no log (a nested sandbox, or one started by another bwrun "
-                             "version)\n",
+        std::fprintf(stderr, "bwctl: sandbox %s has no log (a nested sandbox's events reach only its own bwrun; "
+                             "or it was started by another bwrun version)\n",
                      name.c_str());
         return 1;
     }

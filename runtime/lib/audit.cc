@@ -106,9 +106,6 @@ std::string audit_json(const bw_event& e, const AuditContext& c, std::int64_t un
                                   quote(timestamp(unix_ns)), quote(e.op == BW_OP_AUDIT ? "audit" : "denial"),
                                   quote(c.sandbox), quote(printable(policy.ir.name)), quote(hash), e.pid, e.tgid,
                                   quote(printable(comm)), quote(access));
-    out += fmt::format(R"("policy_version":{},)", e.version);
-    if (!exe.empty())
-        out += fmt::format(R"("exe":{},)", valid_utf8(exe) ? quote(exe) : quote(printable(exe)));
     // A socket denial's path buffer holds a binary struct bw_net_object, not a path.
     if (e.access == BW_NET_EVENT) {
         out += fmt::format(R"("net":{},)", quote(describe_net_object(e)));
@@ -126,6 +123,10 @@ std::string audit_json(const bw_event& e, const AuditContext& c, std::int64_t un
     if (const auto* r = policy.rule(e.rule_id))
         out += fmt::format(R"(,"rule_file":{},"rule_line":{},"rule":{})", quote(printable(r->file)), r->line,
                            quote(printable(r->text)));
+    // Last, so that the fields before keep their order for readers that match on it.
+    out += fmt::format(R"(,"policy_version":{})", e.version);
+    if (!exe.empty())
+        out += fmt::format(R"(,"exe":{})", valid_utf8(exe) ? quote(exe) : quote(printable(exe)));
     return out + "}";
 }
 

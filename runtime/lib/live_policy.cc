@@ -113,10 +113,6 @@ Enforcer move_to_generic(SandboxRecord& record, Enforcer& from, const MapTables&
     return generic;
 }
 
-} // namespace
-
-namespace {
-
 // Writes the file beside its place; commit() renames it there.
 struct StagedFile {
     std::string tmp;
