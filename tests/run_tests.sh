@@ -364,7 +364,7 @@ declare -A matrix=(
     [6.1]="e2e/c security/c net/maps syscalls/c workloads/maps verifier-pass/maps oracle/c live/maps live/c stress/maps"
     [6.12]="e2e/maps security/maps net/c syscalls/maps workloads/c verifier-pass/c oracle/maps live/c live/maps stress/c"
 )
-live_stress_edits=2500
+live_stress_edits=1000
 # script SUITE: the suite's script, from `suites`.
 script() {
     local suite
