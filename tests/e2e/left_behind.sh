@@ -7,7 +7,7 @@ test_nothing_left_behind() {
     # detaching every hook takes a few seconds more under emulation, and a sandbox that a
     # live edit moved to the generic program leaves two programs to detach, one after the other.
     local n=0
-    while { [ -e /sys/fs/bpf/bumblewrap ] || bpftool prog show 2>/dev/null | grep -q bw_file_open; } && [ $n -lt 600 ]; do
+    while { [ -e /sys/fs/bpf/bumblewrap ] || bpftool prog show 2>/dev/null | grep -q bw_file_open; } && [ $n -lt 1200 ]; do
         sleep 0.1
         n=$((n + 1))
     done
