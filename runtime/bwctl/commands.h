@@ -34,6 +34,8 @@ int cmd_syscall_edit(const std::string& name, ir::Decision decision, const std::
 int cmd_remove(const std::string& name, const std::string& what);
 int cmd_reload(const std::string& name, const std::string& artifact);
 
+// Where a rule comes from: `file:line`, or a live edit's "live edit at TIME by uid N".
+std::string where(const ir::Provenance& origin);
 // The message for a name that no running sandbox has.
 int no_such_sandbox(const std::string& name);
 

@@ -42,11 +42,6 @@ std::size_t process_count(const std::string& cgroup)
     return n;
 }
 
-std::string where(const ir::Provenance& p)
-{
-    return p.line == 0 ? p.file : fmt::format("{}:{}", p.file, p.line);
-}
-
 std::string rule_line(const ir::PathRule& r)
 {
     std::string out = fmt::format("#{:<5} {} {} \"{}\"", r.id, ir::to_string(r.decision), ir::to_string(r.accesses),
@@ -57,6 +52,11 @@ std::string rule_line(const ir::PathRule& r)
 }
 
 } // namespace
+
+std::string where(const ir::Provenance& p)
+{
+    return p.line == 0 ? p.file : fmt::format("{}:{}", p.file, p.line);
+}
 
 int no_such_sandbox(const std::string& name)
 {

@@ -18,11 +18,6 @@ namespace bw::ctl {
 
 namespace {
 
-std::string where(const ir::Provenance& p)
-{
-    return p.line == 0 ? p.file : fmt::format("{}:{}", p.file, p.line);
-}
-
 std::string enforced_by(std::string_view syscall)
 {
     const auto hook = syscalls::live_hook(syscall);

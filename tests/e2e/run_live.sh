@@ -71,6 +71,15 @@ expect() {
     got=$(ask "$2" "$3")
     [ "$got" = "$1" ] || fail "$4: $2 $3 answered $got, wanted $1"
 }
+# wait_until_denied KIND PATH: asks again every 0.2 s, for up to 20 s, while the probe is
+# allowed (a grant expiring).
+wait_until_denied() {
+    local n=0
+    while [ "$(ask "$1" "$2")" = ok ] && [ $n -lt 100 ]; do
+        sleep 0.2
+        n=$((n + 1))
+    done
+}
 # edit ARGS...: bwctl ARGS, which must succeed; its output in $out/edit.
 edit() {
     bwctl "$@" >"$out/edit" 2>&1 || fail "bwctl $*: status $?: $(cat "$out/edit")"
@@ -125,11 +134,7 @@ test_grant_expires_by_itself() {
     edit allow grant1 "$W/files/closed/file" --access read --for 2s
     grep -q "until 20" "$out/edit" || fail "bwctl does not say when the grant ends: $(cat "$out/edit")"
     expect ok read "$W/files/closed/file" "during the grant"
-    local n=0
-    while [ "$(ask read "$W/files/closed/file")" = ok ] && [ $n -lt 100 ]; do
-        sleep 0.2
-        n=$((n + 1))
-    done
+    wait_until_denied read "$W/files/closed/file"
     expect EACCES read "$W/files/closed/file" "after the grant expired (no bwctl running)"
     bwctl show grant1 >"$out/show"
     ! grep -q "^#[0-9]* *allow read \"$W/files/closed/file\"" "$out/show" ||
@@ -274,11 +279,7 @@ test_nested_sandbox_edited_and_grant_expires() {
     expect EACCES read "$W/files/closed/file" "before the edit"
     edit allow inner1 "$W/files/closed/file" --access read --for 2s
     expect ok read "$W/files/closed/file" "the nested sandbox's grant"
-    local n=0
-    while [ "$(ask read "$W/files/closed/file")" = ok ] && [ $n -lt 100 ]; do
-        sleep 0.2
-        n=$((n + 1))
-    done
+    wait_until_denied read "$W/files/closed/file"
     expect EACCES read "$W/files/closed/file" "after the nested sandbox's grant expired"
     bwctl show inner1 >"$out/show"
     grep -q "version 2" "$out/show" && grep -q "last change: grant expired" "$out/show" ||
