@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 13
+#define BW_ABI_VERSION 14
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -273,6 +273,9 @@ struct bw_net_family {
 struct bw_net_policy {
 	__u32 nrules;      /* rules to scan */
 	__u32 conditional; /* 1: a conditional policy */
+	__u32 record;      /* 1: every socket operation allowed is reported too (learn mode), as
+			    * an audit event (op BW_OP_AUDIT, access BW_NET_EVENT) */
+	__u32 pad;
 	struct bw_net_family families[BW_NET_FAMILIES];
 };
 
@@ -293,9 +296,10 @@ struct bw_net_rule {
 };
 
 /*
- * A socket denial travels in a struct bw_event like any other: access is BW_NET_EVENT,
- * path_error is 0 and path holds path_len == sizeof(struct bw_net_object) bytes of this
- * struct (binary, not text). runtime/lib/denials.cc renders it.
+ * A socket denial, or learn mode's record of an allowed operation, travels in a struct
+ * bw_event like any other: access is BW_NET_EVENT, path_error is 0 and path holds path_len
+ * == sizeof(struct bw_net_object) bytes of this struct (binary, not text).
+ * runtime/lib/denials.cc renders it.
  */
 #define BW_NET_EVENT 0x100
 

@@ -148,9 +148,10 @@ static __always_inline __u32 bw_accept_decide(const struct bw_accept *a,
 }
 
 /* With the access of bw_report: the event is an audit record, not a denial; bits from
- * BW_REPORT_ASKED_SHIFT then hold every kind the operation asked, for the event's arg. */
+ * BW_REPORT_ASKED_SHIFT then hold every kind the operation asked, for the event's arg.
+ * The bits below it hold the access itself, BW_NET_EVENT included. */
 #define BW_REPORT_AUDIT (1u << 31)
-#define BW_REPORT_ASKED_SHIFT 8
+#define BW_REPORT_ASKED_SHIFT 9
 
 /*
  * Starts an event of the current task in sandbox cgid: the header filled but for the

@@ -152,11 +152,16 @@ static __always_inline __u64 bw_net_sandbox(void)
 	return bw_sandbox_lookup(&cgid) ? cgid : 0;
 }
 
-/* The denial report: the object travels in the event's path buffer (see bumblewrap.h). */
-static __always_inline int bw_net_deny(__u64 cgid, const struct bw_net_object *obj, __u32 rule)
+/* A report: the object travels in the event's path buffer (see bumblewrap.h). */
+static __always_inline void bw_net_report(__u64 cgid, const struct bw_net_object *obj, __u32 rule, __u32 audit)
 {
 	/* bw_report's length counts a terminating NUL, which the object does not have. */
-	bw_report(cgid, (const char *)obj, sizeof(*obj) + 1, BW_NET_EVENT, rule);
+	bw_report(cgid, (const char *)obj, sizeof(*obj) + 1, BW_NET_EVENT | audit, rule);
+}
+
+static __always_inline int bw_net_deny(__u64 cgid, const struct bw_net_object *obj, __u32 rule)
+{
+	bw_net_report(cgid, obj, rule, 0);
 	return -EACCES;
 }
 
@@ -228,7 +233,11 @@ static int bw_net_decide(__u64 cgid, struct bw_net_object *obj, __u32 op)
 
 	if (bw_net_tables(&t, cgid))
 		return bw_net_deny(cgid, obj, 0);
-	return bw_net_verdict(&t, obj, op, &rule) == BW_DECISION_ALLOW ? 0 : bw_net_deny(cgid, obj, rule);
+	if (bw_net_verdict(&t, obj, op, &rule) != BW_DECISION_ALLOW)
+		return bw_net_deny(cgid, obj, rule);
+	if (t.policy->record)
+		bw_net_report(cgid, obj, rule, BW_REPORT_AUDIT);
+	return 0;
 }
 
 /* A socket's family, type and protocol, as the object of a decision. */

@@ -353,6 +353,7 @@ std::vector<std::byte> encode_ir(const ir::Policy& p)
     put(w, p.audits);
     put(w, p.syscalls);
     put(w, p.net);
+    w.u32(p.record_net ? 1 : 0);
     put(w, p.devices);
     return w.take();
 }
@@ -387,6 +388,10 @@ std::variant<ir::Policy, Error> decode_ir(std::span<const std::byte> bytes)
     get(r, p.audits);
     get(r, p.syscalls);
     get(r, p.net);
+    if (const auto record = r.u32(); record > 1)
+        r.fail(fmt::format("record_net is {}, not 0 or 1", record));
+    else
+        p.record_net = record == 1;
     get(r, p.devices);
     if (r.ok() && !r.at_end())
         r.fail("trailing bytes");

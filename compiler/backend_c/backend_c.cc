@@ -324,8 +324,8 @@ std::string net_tables(const NetTables& net)
                                   "#define BW_POLICY_NET_RULES_MASK {}\n",
                                   rules.size(), capacity - 1);
     out += "static const struct bw_net_policy bw_policy_net = {\n";
-    out += fmt::format("\t.nrules = {},\n\t.conditional = {},\n\t.families = {{\n", rules.size(),
-                       net.policy.conditional);
+    out += fmt::format("\t.nrules = {},\n\t.conditional = {},\n\t.record = {},\n\t.families = {{\n",
+                       rules.size(), net.policy.conditional, net.policy.record);
     for (int f = 0; f < BW_NET_FAMILIES; ++f) {
         const auto& v = net.policy.families[f];
         out += fmt::format("\t\t[{}] = {{ .create_rule = {}, .other_rule = {}, .create_decision = {}, "

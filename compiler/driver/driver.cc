@@ -5,6 +5,7 @@
 #include "format/format.h"
 #include "lint/lint.h"
 #include "lower/lower.h"
+#include "net/net.h"
 #include "seccomp/seccomp.h"
 #include "syscall_bitmap/syscall_bitmap.h"
 #include "version.h"
@@ -64,6 +65,13 @@ std::vector<std::string> default_library_dirs()
                 dirs.push_back(dir);
         }
     }
+    // Installed, the library is in the same prefix as the running program (PREFIX/bin/bwc),
+    // wherever that prefix is: a .deb puts it in /usr whatever prefix the build was given.
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const auto beside = (exe.parent_path().parent_path() / "share/bumblewrap/stdlib-policies").string();
+    if (!ec && beside != BW_INSTALLED_STDLIB_DIR)
+        dirs.push_back(beside);
     dirs.emplace_back(BW_INSTALLED_STDLIB_DIR);
     dirs.emplace_back(BW_SOURCE_STDLIB_DIR);
     return dirs;
@@ -219,6 +227,15 @@ std::optional<std::string> run_learn_pipeline(const learn::Recording& recording,
                 if ((kinds & ir::bit(access)) != 0 &&
                     ir::evaluate(*policy, {access, path, "", 0, 0, false, 0}).decision != ir::Decision::Allow)
                     denied[path] |= ir::bit(access);
+            }
+        }
+        // Socket operations have exact rules, and no include that denies one.
+        for (const auto& [use, times] : recording.sockets) {
+            if (ir::evaluate_net(*policy, learn::net_query(use)).decision != ir::Decision::Allow) {
+                std::fprintf(stderr, "bwc: the learned policy denies a recorded socket operation of family %s (a "
+                                     "bug: please report it with the recording)\n",
+                             family_name(use.family).c_str());
+                return std::nullopt;
             }
         }
         if (denied.empty() || round == 2) {

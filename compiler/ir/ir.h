@@ -216,6 +216,9 @@ struct Policy {
     std::vector<AuditRule> audits;
     std::vector<SyscallRule> syscalls;
     std::vector<NetRule> net;
+    // Learn mode's: every socket operation the policy allows is reported too. Not in the
+    // language: a policy records paths with `audit` rules.
+    bool record_net = false;
     std::vector<DeviceRule> devices;
 };
 

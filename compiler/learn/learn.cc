@@ -1,11 +1,16 @@
 #include "learn/learn.h"
 
+#include "net/net.h"
+
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <fmt/format.h>
+#include <netinet/in.h>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <sys/socket.h>
 
 namespace bw::learn {
 
@@ -111,6 +116,7 @@ ir::Policy recording_policy()
     p.net_default = {ir::Decision::Allow, ir::kNetDefaultRuleId, origin};
     p.syscall_default = {ir::Decision::Allow, ir::kSyscallDefaultRuleId, origin};
     p.audits.push_back({ir::kFirstRuleId, ir::kAllAccesses, "/**", {}, origin});
+    p.record_net = true;
     // Numbered after the policy's own rules, as the lower stage numbers them.
     ir::RuleId next = ir::kFirstRuleId + 1;
     for (auto& r : ir::invariant_rules(p.invariants())) {
@@ -154,11 +160,69 @@ std::optional<std::string> unescape(const std::string& text)
 
 } // namespace
 
+namespace {
+
+constexpr std::array<std::pair<ir::NetQuery::Op, std::string_view>, 3> kSocketOps{
+    {{ir::NetQuery::Op::Create, "create"}, {ir::NetQuery::Op::Connect, "connect"}, {ir::NetQuery::Op::Bind, "bind"}}};
+
+std::string_view op_name(ir::NetQuery::Op op)
+{
+    for (const auto& [o, name] : kSocketOps) {
+        if (o == op)
+            return name;
+    }
+    return "create";
+}
+
+// "net OP FAMILY PROTOCOL ADDRESS PORT TIMES" (see encode), or nullopt.
+std::optional<std::pair<SocketUse, std::uint64_t>> decode_socket(const std::string& line)
+{
+    std::istringstream in(line);
+    std::string net, op, address;
+    unsigned family = 0, protocol = 0, port = 0;
+    std::uint64_t times = 0;
+    if (!(in >> net >> op >> family >> protocol >> address >> port >> times) || net != "net" || !in.eof())
+        return std::nullopt;
+    SocketUse use;
+    const auto o = std::find_if(kSocketOps.begin(), kSocketOps.end(), [&](const auto& p) { return p.second == op; });
+    if (o == kSocketOps.end() || family > 0xffff || protocol > 0xff || port > 0xffff || times == 0 ||
+        address.size() != 2 * use.address.size() ||
+        !std::all_of(address.begin(), address.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+        return std::nullopt;
+    use.op = o->first;
+    use.family = static_cast<int>(family);
+    use.protocol = static_cast<int>(protocol);
+    for (std::size_t i = 0; i < use.address.size(); ++i)
+        use.address[i] = static_cast<std::uint8_t>(std::stoi(address.substr(2 * i, 2), nullptr, 16));
+    use.port = static_cast<std::uint16_t>(port);
+    return std::pair{use, times};
+}
+
+} // namespace
+
+ir::NetQuery net_query(const SocketUse& use)
+{
+    ir::NetQuery q;
+    q.op = use.op;
+    q.family = use.family;
+    q.protocol = use.protocol;
+    q.address = use.address;
+    q.port = use.port;
+    return q;
+}
+
 std::string encode(const Recording& r)
 {
     std::string out = "program " + escape(r.program) + "\ndropped " + std::to_string(r.dropped) + "\n";
     for (const auto& [path, kinds] : r.paths)
         out += std::to_string(kinds) + " " + escape(path) + "\n";
+    for (const auto& [use, times] : r.sockets) {
+        std::string address;
+        for (const auto byte : use.address)
+            address += fmt::format("{:02x}", byte);
+        out += fmt::format("net {} {} {} {} {} {}\n", op_name(use.op), use.family, use.protocol, address, use.port,
+                           times);
+    }
     return out;
 }
 
@@ -187,6 +251,15 @@ std::optional<Recording> decode(const std::string& text, std::string& error)
             r.dropped = std::stoull(rest);
             continue;
         }
+        if (head == "net") {
+            const auto use = decode_socket(line);
+            if (!use) {
+                error = fmt::format("line {} is not `net OP FAMILY PROTOCOL ADDRESS PORT TIMES`", number);
+                return std::nullopt;
+            }
+            r.sockets[use->first] += use->second;
+            continue;
+        }
         if (!numeric || !rest.starts_with("/")) {
             error = fmt::format("line {} is not `KINDS PATH`", number);
             return std::nullopt;
@@ -206,13 +279,76 @@ std::optional<Recording> decode(const std::string& text, std::string& error)
     return r;
 }
 
+namespace {
+
+bool is_inet(int family)
+{
+    return family == AF_INET || family == AF_INET6;
+}
+
+// Whether the library's own net rules deny a recorded socket operation: including it would
+// take that operation away.
+bool denies_a_socket(const Library& library, const Recording& recording)
+{
+    for (const auto& [use, times] : recording.sockets) {
+        const auto v = ir::evaluate_net(library.policy, net_query(use));
+        if (v.decision == ir::Decision::Deny && v.rule != library.policy.net_default.id)
+            return true;
+    }
+    return false;
+}
+
+// An endpoint rule for each TCP or UDP address connected to (or sent to) and bound, a
+// family rule for the other operations; creating an inet socket needs no family rule when
+// an endpoint of its family is allowed.
+std::vector<NetLine> net_lines(const Recording& recording)
+{
+    std::map<std::string, std::uint64_t> endpoints;
+    std::map<int, std::uint64_t> families, inet_creates;
+    std::set<int> with_endpoint;
+    for (const auto& [use, times] : recording.sockets) {
+        if (!is_inet(use.family) || (use.op != ir::NetQuery::Op::Create && use.protocol == 0)) {
+            families[use.family] += times;
+        } else if (use.op == ir::NetQuery::Op::Create) {
+            inet_creates[use.family] += times;
+        } else {
+            __u32 address[4];
+            std::memcpy(address, use.address.data(), sizeof address);
+            endpoints[fmt::format("allow {} {} {}", protocol_name(use.protocol),
+                                  use.op == ir::NetQuery::Op::Bind ? "bind" : "connect",
+                                  endpoint_text(use.family, address, use.port))] += times;
+            with_endpoint.insert(use.family);
+        }
+    }
+    for (const auto& [family, times] : inet_creates) {
+        if (!with_endpoint.contains(family))
+            families[family] += times;
+    }
+    std::vector<NetLine> out;
+    for (const auto& [family, times] : families) {
+        const auto count = plural(times, "operation", "operations");
+        const bool wide = is_inet(family) || family == AF_PACKET;
+        out.push_back({"allow family " + family_name(family),
+                       wide ? fmt::format("review: any address of the family ({})", count) : count});
+    }
+    for (const auto& [rule, times] : endpoints)
+        out.push_back({rule, plural(times, "time", "times")});
+    return out;
+}
+
+} // namespace
+
 Draft run_learn(const Recording& recording, const std::vector<Library>& libraries, const Library* secrets,
                 const std::string& name)
 {
     Draft d;
     d.name = name;
-    d.header = fmt::format("Learned by `bwrun --learn` from: {}\n{} recorded.", recording.program,
-                           plural(recording.paths.size(), "path", "paths"));
+    std::uint64_t operations = 0;
+    for (const auto& [use, times] : recording.sockets)
+        operations += times;
+    d.header = fmt::format("Learned by `bwrun --learn` from: {}\n{} and {} recorded.", recording.program,
+                           plural(recording.paths.size(), "path", "paths"),
+                           plural(operations, "socket operation", "socket operations"));
     if (recording.dropped > 0)
         d.header += fmt::format("\nreview: {} lost while recording (the ring buffer was full): run the "
                                 "program again under this policy and add what it is denied.",
@@ -246,8 +382,10 @@ Draft run_learn(const Recording& recording, const std::vector<Library>& librarie
 
     // Includes, greedily: the library that covers most of what is left, while one covers enough.
     std::vector<const Library*> candidates;
-    for (const auto& lib : libraries)
-        candidates.push_back(&lib);
+    for (const auto& lib : libraries) {
+        if (!denies_a_socket(lib, recording))
+            candidates.push_back(&lib);
+    }
     for (;;) {
         const Library* best = nullptr;
         std::vector<std::string> best_paths;
@@ -343,6 +481,7 @@ Draft run_learn(const Recording& recording, const std::vector<Library>& librarie
         d.rules.push_back({kinds, pattern, comment, review});
     }
     std::sort(d.rules.begin(), d.rules.end(), [](const Rule& a, const Rule& b) { return a.pattern < b.pattern; });
+    d.net = net_lines(recording);
     return d;
 }
 
@@ -370,6 +509,10 @@ std::string render(const Draft& d)
         out += fmt::format("    allow {} {}", ir::to_string(r.kinds), ir::string_literal(r.pattern));
         out += r.comment.empty() ? "\n" : fmt::format("  # {}\n", r.comment);
     }
+    if (!d.net.empty() && (!d.includes.empty() || !d.rules.empty()))
+        out += "\n";
+    for (const auto& n : d.net)
+        out += fmt::format("    net {}  # {}\n", n.rule, n.comment);
     return out + "}\n";
 }
 

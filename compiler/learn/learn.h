@@ -8,6 +8,7 @@
 
 #include "ir/ir.h"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -17,18 +18,35 @@
 namespace bw::learn {
 
 // The policy learn mode runs the program under: everything allowed and every access
-// recorded (an audit rule on every path), the sandbox invariants kept.
+// recorded (an audit rule on every path, and every socket operation), the sandbox
+// invariants kept.
 ir::Policy recording_policy();
 
-// What bwrun --learn saw: every path and the access kinds asked of it.
+// A socket operation, with what the net rules decide it by (see ir::NetQuery).
+struct SocketUse {
+    ir::NetQuery::Op op = ir::NetQuery::Op::Create;
+    int family = 0;
+    int protocol = 0; // IPPROTO_TCP or IPPROTO_UDP when endpoint rules decide it, else 0
+    std::array<std::uint8_t, 16> address{};
+    std::uint16_t port = 0;
+    auto operator<=>(const SocketUse&) const = default;
+};
+
+ir::NetQuery net_query(const SocketUse& use);
+
+// What bwrun --learn saw: every path and the access kinds asked of it, every socket
+// operation and how often.
 struct Recording {
     std::string program;                         // the command line, for the header
     std::uint64_t dropped = 0;                   // events the ring buffer had no room for
     std::map<std::string, ir::AccessMask> paths; // path -> kinds, merged
+    std::map<SocketUse, std::uint64_t> sockets;  // operation -> times
 };
 
 // "program TEXT" and "dropped N" lines, then one line per path: "KINDS PATH", KINDS a
-// decimal ir::AccessMask; in TEXT and PATH, bytes below 0x21, 0x7f and `%` are %XX.
+// decimal ir::AccessMask; in TEXT and PATH, bytes below 0x21, 0x7f and `%` are %XX. Then
+// one line per socket operation: "net OP FAMILY PROTOCOL ADDRESS PORT TIMES", OP one of
+// create, connect, bind, ADDRESS 32 hex digits, the rest decimal.
 std::string encode(const Recording& recording);
 // nullopt, with the line number in `error`, when a line is not one of those.
 std::optional<Recording> decode(const std::string& text, std::string& error);
@@ -46,11 +64,18 @@ struct Rule {
     bool review = false;
 };
 
+// A `net` statement: its text after `net`, and its comment.
+struct NetLine {
+    std::string rule;
+    std::string comment;
+};
+
 struct Draft {
     std::string name;
     std::string header; // comment lines, without the `#`
     std::vector<std::pair<std::string, std::string>> includes; // name, comment
     std::vector<Rule> rules;
+    std::vector<NetLine> net;
 };
 
 // `secrets` is the deny-secrets layer: a recorded access it denies is flagged, and the

@@ -115,7 +115,7 @@ bool NetTables::can_deny() const
     const auto denies = [](const bw_net_family& f) {
         return f.create_decision != BW_DECISION_ALLOW || f.other_decision != BW_DECISION_ALLOW;
     };
-    return std::any_of(std::begin(policy.families), std::end(policy.families), denies) ||
+    return policy.record != 0 || std::any_of(std::begin(policy.families), std::end(policy.families), denies) ||
            std::any_of(rules.begin(), rules.end(), [](const bw_net_rule& r) { return r.decision != BW_DECISION_ALLOW; });
 }
 
@@ -144,6 +144,7 @@ NetTables run_net(const ir::Policy& policy, const Automaton& automaton)
     }
     t.policy.nrules = static_cast<__u32>(t.rules.size());
     t.policy.conditional = conditional ? 1 : 0;
+    t.policy.record = policy.record_net ? 1 : 0;
     // What no rule decides: the default, when every rule is in the scan.
     ir::Policy defaults_only;
     defaults_only.net_default = policy.net_default;
@@ -202,6 +203,8 @@ std::string dump(const NetTables& t)
     }
     out += t.policy.conditional ? "map bw_net: conditional; per family, what no rule decides\n"
                                 : "map bw_net: per family, create | connect/bind that no endpoint rule matches\n";
+    if (t.policy.record)
+        out += "  every socket operation allowed is recorded (learn mode)\n";
     // Families that share their verdicts with the most common pair are listed as "others".
     const auto same = [](const bw_net_family& a, const bw_net_family& b) {
         return std::memcmp(&a, &b, sizeof a) == 0;

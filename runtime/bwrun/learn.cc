@@ -9,7 +9,10 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,10 +36,44 @@ artifact::Artifact learn_artifact()
     return art;
 }
 
+namespace {
+
+// A socket operation as the net rules decide it: endpoint rules match only TCP over
+// SOCK_STREAM and UDP over SOCK_DGRAM, on inet sockets (hooks/net.bpf.h).
+learn::SocketUse socket_use(const bw_net_object& o)
+{
+    learn::SocketUse use;
+    use.op = o.op == BW_NET_CREATE ? ir::NetQuery::Op::Create
+             : o.op == BW_NET_BIND ? ir::NetQuery::Op::Bind
+                                   : ir::NetQuery::Op::Connect;
+    use.family = o.family;
+    if (use.op == ir::NetQuery::Op::Create || (o.family != AF_INET && o.family != AF_INET6))
+        return use;
+    if (o.type == SOCK_STREAM && o.protocol == IPPROTO_TCP)
+        use.protocol = IPPROTO_TCP;
+    else if (o.type == SOCK_DGRAM && o.protocol == IPPROTO_UDP)
+        use.protocol = IPPROTO_UDP;
+    else
+        return use;
+    std::memcpy(use.address.data(), o.addr, sizeof o.addr);
+    use.port = o.port;
+    return use;
+}
+
+} // namespace
+
 bool Recorder::record(const bw_event& e)
 {
     if (e.op != BW_OP_AUDIT)
         return false;
+    if (e.access == BW_NET_EVENT) {
+        if (e.path_len == sizeof(bw_net_object)) {
+            bw_net_object o{};
+            std::memcpy(&o, e.path, sizeof o);
+            ++recording_.sockets[socket_use(o)];
+        }
+        return true;
+    }
     // An unresolvable path has nothing to learn from; the kinds asked are in arg.
     if (e.path_error == 0 && e.path_len > 0) {
         const auto kinds = static_cast<ir::AccessMask>((e.arg != 0 ? e.arg : 1u << e.access) & ir::kAllAccesses);

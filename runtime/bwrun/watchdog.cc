@@ -57,12 +57,9 @@ constexpr char kDismissed = 'd';
         }
         _exit(0);
     }
-    // bwrun is gone without cleaning up. Its record says where the policy is now (a live
-    // edit may have moved it).
+    // bwrun is gone without cleaning up.
     try {
-        const auto now = rt::find_sandbox(record.name);
-        const auto& current = now && now->supervisor_pid == record.supervisor_pid ? *now : record;
-        if (!rt::end_recorded_sandbox(current, false)) {
+        if (!rt::end_recorded_sandbox(record, false)) {
             std::fprintf(stderr, "bwrun watchdog: bwrun died and processes of %s survived SIGKILL; the sandbox "
                                  "stays confined\n",
                          record.cgroup.c_str());

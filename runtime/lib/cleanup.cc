@@ -134,7 +134,10 @@ bool end_recorded_sandbox(const SandboxRecord& r, bool lock_held)
             inner->remove();
         unregister_sandbox(nested.name, nested.supervisor_pid);
     }
-    lift_policy(r);
+    // A live edit may have moved the policy since `r` was read: its own, or its enclosing
+    // sandbox's, which carries this one's alias along. The registry says where they are now.
+    const auto now = find_sandbox(r.name);
+    lift_policy(now && now->supervisor_pid == r.supervisor_pid && now->cgroup_id == r.cgroup_id ? *now : r);
     if (cgroup)
         cgroup->remove();
     unregister_sandbox(r.name, r.supervisor_pid);

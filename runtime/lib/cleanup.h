@@ -32,6 +32,8 @@ bool end_sandbox(Enforcer& enforcer, Cgroup& cgroup, const std::string& name, pi
 // The same from what a sandbox's record holds, for one whose bwrun died and for a nested
 // one: needs no handle of bwrun's. Its program may already be unpinned, its cgroup gone.
 // The sandboxes nested in it end with it. Unloads its program if no sandbox is left there.
+// Where the registry holds a newer copy of the record (a live edit moved the policy), that
+// copy says which programs to lift it from.
 bool end_recorded_sandbox(const SandboxRecord& record, bool lock_held);
 
 // Unpins (and so detaches) the program pinned at pin_dir if no sandbox uses it and none

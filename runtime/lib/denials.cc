@@ -111,11 +111,12 @@ std::string describe_net_object(const bw_event& e)
 
 namespace {
 
-// "denied connect tcp 10.0.0.1:443 by `net deny all` (file:line) [pid N comm]"
+// "denied connect tcp 10.0.0.1:443 by `net deny all` (file:line) [pid N comm]"; "audit ..."
+// for learn mode's record of an allowed one.
 std::string describe_net_denial(const bw_event& e, const artifact::PolicyData& policy)
 {
-    return fmt::format("denied {} by {} [pid {} {}]", describe_net_object(e), rule_name(e.rule_id, policy), e.pid,
-                       fixed_string(e.comm, sizeof e.comm));
+    return fmt::format("{} {} by {} [pid {} {}]", e.op == BW_OP_AUDIT ? "audit" : "denied", describe_net_object(e),
+                       rule_name(e.rule_id, policy), e.pid, fixed_string(e.comm, sizeof e.comm));
 }
 
 // "denied ioctl 0x5401 on /dev/pts/0 (device 136:0) by `device allow ...` (file:line) [pid N comm]"

@@ -21,6 +21,8 @@ bwctl() { "$bin/bwctl" "$@"; }
 
 setup() {
     rm -rf "$W"
+    # The network tests connect over loopback, which the VM does not bring up.
+    ip link set lo up || return 1
     mkdir -p "$W/probe" "$W/files/open" "$W/files/closed/sub" "$W/files/other" "$out"
     cp "$here/live_probe.py" "$W/probe/"
     for f in open/file open/secret closed/file closed/sub/file other/file other/file2 other/file3; do
@@ -235,9 +237,8 @@ EOF
 }
 
 test_net_rule_live() {
-    # The VM boots with loopback down; nothing listens on the port, so an allowed connect
-    # is refused by TCP (ECONNREFUSED), a denied one by the policy (EACCES).
-    ip link set lo up || return
+    # Nothing listens on the port, so an allowed connect is refused by TCP (ECONNREFUSED),
+    # a denied one by the policy (EACCES).
     start net1 || return
     expect EACCES connect 127.0.0.1:47999 "the policy's net default"
     edit net allow net1 tcp connect 127.0.0.1:47999
@@ -296,7 +297,15 @@ test_nested_sandbox_edited_and_grant_expires() {
 # runs python, whose imports read many files of one folder.
 learn_program() {
     /bin/sh -c "cat /etc/hostname $W/files/other/* >/dev/null; ls /usr/share/doc >/dev/null; mkdir -p $W/learned-out;
-        echo result >$W/learned-out/file; /usr/bin/python3 -c 'import json, email.parser; print(1)'"
+        echo result >$W/learned-out/file; /usr/bin/python3 -c 'import json, email.parser, socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect((\"127.0.0.1\", 9))
+print(1)'"
+}
+
+# connect_udp PORT: a UDP connect to 127.0.0.1:PORT (nothing is sent).
+connect_udp() {
+    /usr/bin/python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).connect(('127.0.0.1', $1))"
 }
 
 test_learn_round_trip() {
@@ -312,6 +321,8 @@ test_learn_round_trip() {
     grep -q "^    allow read[a-z, ]* \"$W/files/other/\*\"  # 3 files" "$W/learned.bwp" ||
         fail "the folder read whole is not folded into a glob: $(cat "$W/learned.bwp")"
     grep -q "\"$W/learned-out/file\"" "$W/learned.bwp" || fail "the written file is missing: $(cat "$W/learned.bwp")"
+    grep -q "^    net allow udp connect 127.0.0.1:9  # 1 time" "$W/learned.bwp" ||
+        fail "the UDP connect is not learned: $(cat "$W/learned.bwp")"
     bwc "$W/learned.bwp" --backend="$backend" -o "$W/learned.o" 2>"$out/bwc" || { fail "bwc: $(cat "$out/bwc")"; return; }
     rm -rf "$W/learned-out"
     bwrun "$W/learned.o" -- bash -c "$(declare -f learn_program); W=$W; learn_program" >"$out/rerun.out" 2>"$out/rerun.err"
@@ -331,6 +342,10 @@ test_learn_denies_untouched_secret() {
     [ $rc = 1 ] && grep -q "/root/.ssh/id_bw_test: Permission denied" "$out/secret.err" &&
         grep -q "/etc/shadow: Permission denied" "$out/secret.err" ||
         fail "secrets the program never touched: status $rc: $(cat "$out/secret.err")"
+    bwrun "$W/learned.o" -- bash -c "$(declare -f connect_udp); connect_udp 9 && connect_udp 10" >"$out/port.out" 2>"$out/port.err"
+    rc=$?
+    [ $rc = 1 ] && grep -q "PermissionError" "$out/port.err" && grep -q "denied connect udp 127.0.0.1:10 " "$out/port.err" &&
+        ! grep -q "127.0.0.1:9 " "$out/port.err" || fail "a port the program never used: status $rc: $(cat "$out/port.err")"
     bwrun "$W/live.o" --learn "$W/x.bwp" -- true >"$out/e" 2>&1
     rc=$?
     [ $rc = 2 ] && grep -q "learn runs without a policy artifact" "$out/e" || fail "--learn with an artifact: $rc $(cat "$out/e")"

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-static_assert(BW_ABI_VERSION == 13);
+static_assert(BW_ABI_VERSION == 14);
 static_assert(sizeof(bw_sandbox) == 312);
 static_assert(offsetof(bw_sandbox, id) == 0);
 static_assert(offsetof(bw_sandbox, nclasses) == 8);
@@ -60,10 +60,11 @@ static_assert(offsetof(bw_net_family, create_rule) == 0);
 static_assert(offsetof(bw_net_family, other_rule) == 4);
 static_assert(offsetof(bw_net_family, create_decision) == 8);
 static_assert(offsetof(bw_net_family, other_decision) == 9);
-static_assert(sizeof(bw_net_policy) == 8 + 12 * BW_NET_FAMILIES);
+static_assert(sizeof(bw_net_policy) == 16 + 12 * BW_NET_FAMILIES);
 static_assert(offsetof(bw_net_policy, nrules) == 0);
 static_assert(offsetof(bw_net_policy, conditional) == 4);
-static_assert(offsetof(bw_net_policy, families) == 8);
+static_assert(offsetof(bw_net_policy, record) == 8);
+static_assert(offsetof(bw_net_policy, families) == 16);
 static_assert(sizeof(bw_net_rule) == 48 + sizeof(bw_link));
 static_assert(offsetof(bw_net_rule, addr) == 0);
 static_assert(offsetof(bw_net_rule, mask) == 16);

@@ -157,6 +157,17 @@ TEST_CASE("a recording round-trips through its text, odd bytes and all")
     CHECK(back->program == r.program);
     CHECK(back->dropped == 3);
     CHECK(back->paths == r.paths);
+    CHECK(back->sockets.empty());
+    learn::SocketUse v6{ir::NetQuery::Op::Bind, AF_INET6, IPPROTO_UDP, {}, 5353};
+    v6.address[15] = 1;
+    r.sockets[v6] = 2;
+    r.sockets[{ir::NetQuery::Op::Create, AF_UNIX, 0, {}, 0}] = 7;
+    const auto with_sockets = learn::decode(learn::encode(r), error);
+    REQUIRE(with_sockets);
+    CHECK(with_sockets->sockets == r.sockets);
+    CHECK_FALSE(learn::decode("net connect 2 6 00 443 1\n", error));
+    CHECK(error == "line 1 is not `net OP FAMILY PROTOCOL ADDRESS PORT TIMES`");
+    CHECK_FALSE(learn::decode("net listen 2 6 00000000000000000000000000000000 443 1\n", error));
     CHECK_FALSE(learn::decode("12 relative/path\n", error));
     CHECK(error == "line 1 is not `KINDS PATH`");
     CHECK_FALSE(learn::decode("1 /a%zz\n", error));
@@ -201,6 +212,54 @@ TEST_CASE("a learned policy allows every recorded access, and no secret besides"
     CHECK(decide(policy, ir::Access::Write, "/usr/share/tool/a").decision == ir::Decision::Deny);
     CHECK(decide(policy, ir::Access::Read, "/srv/other").decision == ir::Decision::Deny);
     // It is what `bwc fmt` would write.
+    SourceManager sources;
+    Diagnostics diags(sources);
+    const auto file = sources.add("learned.bwp", *text);
+    CHECK(run_format(sources.file(file), diags) == *text);
+}
+
+TEST_CASE("a learned policy allows the socket operations recorded, and no other address")
+{
+    learn::Recording r;
+    r.program = "client";
+    r.paths["/usr/bin/client"] = ir::bit(ir::Access::Read) | ir::bit(ir::Access::Exec);
+    const auto v4 = [](ir::NetQuery::Op op, int protocol, std::uint8_t last, std::uint16_t port) {
+        learn::SocketUse use{op, AF_INET, protocol, {}, port};
+        use.address[0] = 10;
+        use.address[3] = last;
+        return use;
+    };
+    r.sockets[{ir::NetQuery::Op::Create, AF_UNIX, 0, {}, 0}] = 2;
+    r.sockets[{ir::NetQuery::Op::Connect, AF_UNIX, 0, {}, 0}] = 1;
+    r.sockets[{ir::NetQuery::Op::Create, AF_INET, 0, {}, 0}] = 3;
+    r.sockets[v4(ir::NetQuery::Op::Connect, IPPROTO_TCP, 1, 443)] = 2;
+    r.sockets[v4(ir::NetQuery::Op::Connect, IPPROTO_UDP, 53, 53)] = 1;
+    r.sockets[v4(ir::NetQuery::Op::Bind, IPPROTO_UDP, 0, 0)] = 1;
+    r.sockets[{ir::NetQuery::Op::Create, AF_NETLINK, 0, {}, 0}] = 1;
+    Compilation c;
+    const auto text = run_learn_pipeline(r, "learned-client", "learned.bwp", c);
+    REQUIRE(text);
+    INFO(*text);
+    const auto policy = checked_policy(*text);
+    for (const auto& [use, times] : r.sockets) {
+        INFO("family " << use.family << " port " << use.port);
+        CHECK(ir::evaluate_net(policy, learn::net_query(use)).decision == ir::Decision::Allow);
+    }
+    // Exact endpoints: another port, address or protocol, or another family, stays denied.
+    CHECK(ir::evaluate_net(policy, learn::net_query(v4(ir::NetQuery::Op::Connect, IPPROTO_TCP, 1, 80))).decision ==
+          ir::Decision::Deny);
+    CHECK(ir::evaluate_net(policy, learn::net_query(v4(ir::NetQuery::Op::Connect, IPPROTO_TCP, 2, 443))).decision ==
+          ir::Decision::Deny);
+    CHECK(ir::evaluate_net(policy, learn::net_query(v4(ir::NetQuery::Op::Connect, IPPROTO_UDP, 1, 443))).decision ==
+          ir::Decision::Deny);
+    CHECK(ir::evaluate_net(policy, learn::net_query({ir::NetQuery::Op::Create, AF_INET6, 0, {}, 0})).decision ==
+          ir::Decision::Deny);
+    CHECK(ir::evaluate_net(policy, learn::net_query({ir::NetQuery::Op::Create, AF_PACKET, 0, {}, 0})).decision ==
+          ir::Decision::Deny);
+    CHECK(text->find("net allow family unix  # 3 operations") != std::string::npos);
+    CHECK(text->find("net allow tcp connect 10.0.0.1:443  # 2 times") != std::string::npos);
+    CHECK(text->find("net allow family inet") == std::string::npos);
+    CHECK(text->find("11 socket operations recorded") != std::string::npos);
     SourceManager sources;
     Diagnostics diags(sources);
     const auto file = sources.add("learned.bwp", *text);
