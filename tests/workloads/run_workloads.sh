@@ -50,12 +50,6 @@ sandbox() {
     echo $? >"$out/$run.status"
 }
 
-# denials AUDIT_FILE: each distinct denial as "comm access path (rule)", on one line.
-denials() {
-    sed 's/.*"comm":"\([^"]*\)","access":"\([^"]*\)","path[a-z_]*":"\([^"]*\)".*"rule":"\([^"]*\)".*/\1 \2 \3 (\4)/' "$1" |
-        sed 's,/proc/[0-9]*/,/proc/PID/,' | sort -u | head -n 40 | paste -sd ';' | sed 's/;/; /g'
-}
-
 # expect_clean NAME EXPECTED_STDOUT: the workload exited 0, printed exactly that, and
 # bwrun recorded no denial.
 expect_clean() {
