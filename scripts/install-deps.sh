@@ -13,6 +13,10 @@ packages=(
     linux-libc-dev linux-libc-dev-arm64-cross
     qemu-system-x86 busybox-static cpio xz-utils kmod time
     bubblewrap
+    # the man pages (docs/man, rendered by scdoc); zsh, which checks the zsh completions
+    scdoc zsh
+    # programs the standard library's tests and the examples run (tests/stdlib, examples/)
+    vulkan-tools mesa-vulkan-drivers mesa-utils-bin xvfb xauth x11-utils fontconfig fonts-dejavu-core
 )
 
 missing=()

@@ -236,7 +236,8 @@ fi
 
 # Shipped policies are clean under -Werror (with a fixed HOME, so that the lints do not
 # depend on who runs them) and formatted canonically.
-shipped=(stdlib-policies/*.bwp examples/*.bwp tests/e2e/policies/*.bwp)
+shipped=(stdlib-policies/*.bwp examples/*.bwp examples/*/policy.bwp examples/ci-lint/policies/good.bwp
+    tests/e2e/policies/*.bwp)
 for f in "${shipped[@]}"; do
     check_cli "bwc check -Werror $f" 0 "$bin/bwc" check -Werror -D HOME=/home/user "$f"
 done
@@ -273,6 +274,18 @@ assert results and all(r["locations"][0]["physicalLocation"]["region"]["startLin
         fail "[cli] $input input: status $rc: $(head -c 300 "$log/g.txt")"
     fi
 done
+
+# --- installing (host): cmake --install, the .deb, the tools from /usr, the purge ------------
+
+bash tests/install/run_install.sh "$build" >"$log/install.out" 2>&1
+rc=$?
+while read -r line; do
+    case "$line" in
+        "ok "*) pass "[install] ${line#ok }" ;;
+        "not ok "*) fail "[install] ${line#not ok }" ;;
+    esac
+done <"$log/install.out"
+grep -qx install-done "$log/install.out" || fail "[install] the suite did not finish (status $rc): $(tail -n 20 "$log/install.out")"
 
 # --- the VM runner ------------------------------------------------------------------------
 
@@ -324,7 +337,7 @@ mkdir -p "$verify/maps" "$verify/c"
 not_enforced=()
 for f in tests/policies/valid/*.bwp tests/policies/valid/include/*.bwp tests/policies/equal/*.bwp \
     tests/policies/compile/*.bwp tests/e2e/policies/*.bwp tests/security/policies/*.bwp stdlib-policies/*.bwp \
-    examples/*.bwp; do
+    examples/*.bwp examples/*/policy.bwp; do
     name=$(echo "${f%.bwp}" | tr / -)
     if "$bin/bwc" -D HOME=/home/user "$f" -o "$verify/maps/$name.o" 2>"$log/verify.err"; then
         check_cli "bwc --backend=c compiles $f" 0 "$bin/bwc" -D HOME=/home/user --backend=c "$f" -o "$verify/c/$name.o"
@@ -358,11 +371,17 @@ echo "verifier pass: $(find "$verify/maps" -name '*.o' | wc -l) policies per bac
 # on both kernels, as the issue that brought them asks; "stress" is the live-edit stress
 # test (tests/e2e/live_stress.py: random edits, each access checked against the evaluator
 # for the version in force), live_stress_edits edits on each kernel.
+# The standard library's policies under representative programs (tests/stdlib) run under
+# both backends, one per kernel; the examples' walkthroughs (examples/*/run.sh) as a reader
+# runs them, with the policies' default backend.
 suites=(e2e:tests/e2e/run_e2e.sh net:tests/e2e/run_net.sh security:tests/security/run_security.sh
-    syscalls:tests/e2e/run_syscalls.sh workloads:tests/workloads/run_workloads.sh live:tests/e2e/run_live.sh)
+    syscalls:tests/e2e/run_syscalls.sh workloads:tests/workloads/run_workloads.sh live:tests/e2e/run_live.sh
+    stdlib:tests/stdlib/run_stdlib.sh examples:tests/examples/run_examples.sh)
 declare -A matrix=(
-    [6.1]="e2e/c security/c net/maps syscalls/c workloads/maps verifier-pass/maps oracle/c live/maps live/c stress/maps"
-    [6.12]="e2e/maps security/maps net/c syscalls/maps workloads/c verifier-pass/c oracle/maps live/c live/maps stress/c"
+    [6.1]="e2e/c security/c net/maps syscalls/c workloads/maps verifier-pass/maps oracle/c live/maps live/c stress/maps
+        stdlib/c examples/maps"
+    [6.12]="e2e/maps security/maps net/c syscalls/maps workloads/c verifier-pass/c oracle/maps live/c live/maps stress/c
+        stdlib/maps"
 )
 live_stress_edits=1000
 # script SUITE: the suite's script, from `suites`.

@@ -36,14 +36,17 @@ bool write_all(int fd, const void* data, std::size_t size)
 }
 
 // bumblewrap-clang.so: next to the running program (the build tree, or a program
-// installed beside it), else in the installed library folder.
+// installed beside it), else in PREFIX/lib/bumblewrap of the running program's prefix (a
+// .deb installs to /usr whatever prefix the build was given), else of the build's.
 std::string module_path()
 {
     std::error_code ec;
     const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    const auto beside = exe.parent_path() / kModuleName;
-    if (!ec && std::filesystem::exists(beside, ec))
-        return beside.string();
+    for (const auto& candidate : {exe.parent_path() / kModuleName,
+                                  exe.parent_path().parent_path() / "lib/bumblewrap" / kModuleName}) {
+        if (!ec && std::filesystem::exists(candidate, ec))
+            return candidate.string();
+    }
     return std::string(BW_INSTALLED_MODULE_DIR) + "/" + kModuleName;
 }
 

@@ -22,17 +22,23 @@ std::string own_executable()
     return std::string(path, static_cast<std::size_t>(n));
 }
 
-// In the build tree bwvm is at bin/../../scripts/bwvm; installed, under lib/bumblewrap.
+// Installed, bwvm is under PREFIX/lib/bumblewrap, PREFIX being bwrun's own (a .deb installs
+// to /usr whatever prefix the build was given), else the build's; in the build tree it is
+// at bin/../../scripts/bwvm.
 std::string find_bwvm(const std::string& self)
 {
     const std::string bin_dir = self.substr(0, self.rfind('/'));
-    const std::vector<std::string> candidates = {bin_dir + "/../../scripts/bwvm", BW_INSTALL_LIBDIR "/bumblewrap/bwvm"};
+    const std::string prefix = bin_dir.substr(0, bin_dir.rfind('/'));
+    const std::vector<std::string> candidates = {prefix + "/lib/bumblewrap/bwvm", bin_dir + "/../../scripts/bwvm",
+                                                 BW_INSTALL_LIBDIR "/bumblewrap/bwvm"};
+    std::string looked;
     for (const auto& c : candidates) {
         if (access(c.c_str(), X_OK) == 0)
             return c;
+        looked += (looked.empty() ? "" : ", ") + c;
     }
-    throw bw::rt::Failure("--vm: cannot find the VM runner bwvm (looked for " + candidates[0] + " and " +
-                          candidates[1] + "); install bumblewrap with it or run scripts/bwvm -- bwrun ... yourself");
+    throw bw::rt::Failure("--vm: cannot find the VM runner bwvm (looked for " + looked +
+                          "); install bumblewrap with it or run scripts/bwvm -- bwrun ... yourself");
 }
 
 } // namespace
