@@ -32,6 +32,15 @@ std::string with_rule(const std::string& rule)
     return text;
 }
 
+// Whether a learned policy is what `bwc fmt` would write.
+bool canonical(const std::string& text)
+{
+    SourceManager sources;
+    Diagnostics diags(sources);
+    const auto file = sources.add("learned.bwp", text);
+    return run_format(sources.file(file), diags) == text;
+}
+
 ir::Policy rule_policy(const std::string& rule)
 {
     Compilation c;
@@ -211,11 +220,7 @@ TEST_CASE("a learned policy allows every recorded access, and no secret besides"
     CHECK(decide(policy, ir::Access::Read, "/etc/gshadow").decision == ir::Decision::Deny);
     CHECK(decide(policy, ir::Access::Write, "/usr/share/tool/a").decision == ir::Decision::Deny);
     CHECK(decide(policy, ir::Access::Read, "/srv/other").decision == ir::Decision::Deny);
-    // It is what `bwc fmt` would write.
-    SourceManager sources;
-    Diagnostics diags(sources);
-    const auto file = sources.add("learned.bwp", *text);
-    CHECK(run_format(sources.file(file), diags) == *text);
+    CHECK(canonical(*text));
 }
 
 TEST_CASE("a learned policy allows the socket operations recorded, and no other address")
@@ -260,8 +265,5 @@ TEST_CASE("a learned policy allows the socket operations recorded, and no other 
     CHECK(text->find("net allow tcp connect 10.0.0.1:443  # 2 times") != std::string::npos);
     CHECK(text->find("net allow family inet") == std::string::npos);
     CHECK(text->find("11 socket operations recorded") != std::string::npos);
-    SourceManager sources;
-    Diagnostics diags(sources);
-    const auto file = sources.add("learned.bwp", *text);
-    CHECK(run_format(sources.file(file), diags) == *text);
+    CHECK(canonical(*text));
 }
