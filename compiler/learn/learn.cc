@@ -158,10 +158,6 @@ std::optional<std::string> unescape(const std::string& text)
     return out;
 }
 
-} // namespace
-
-namespace {
-
 constexpr std::array<std::pair<ir::NetQuery::Op, std::string_view>, 3> kSocketOps{
     {{ir::NetQuery::Op::Create, "create"}, {ir::NetQuery::Op::Connect, "connect"}, {ir::NetQuery::Op::Bind, "bind"}}};
 
