@@ -27,6 +27,20 @@ finish() {
 }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+# report LOG LABEL DONE WHAT: a suite's LOG ("ok"/"not ok" lines; LOG.status holds its
+# status and wall time) as results; DONE must close it.
+report() {
+    local out=$1 label=$2 done=$3 what=$4 rc wall line
+    read -r rc wall <"$out.status" 2>/dev/null || { rc=none; wall=?; }
+    echo "$what: $(grep -m1 '^kernel ' "$out" | sed 's/$/, /')${wall}s wall, status $rc"
+    while read -r line; do
+        case "$line" in
+            "ok "*) pass "[$label] ${line#ok }" ;;
+            "not ok "*) fail "[$label] ${line#not ok }" ;;
+        esac
+    done <"$out"
+    grep -qx "$done" "$out" || fail "[$label] the suite did not finish (status $rc): $(tail -n 20 "$out")"
+}
 
 suite_start=$(now)
 
@@ -277,15 +291,10 @@ done
 
 # --- installing (host): cmake --install, the .deb, the tools from /usr, the purge ------------
 
+t=$(now)
 bash tests/install/run_install.sh "$build" >"$log/install.out" 2>&1
-rc=$?
-while read -r line; do
-    case "$line" in
-        "ok "*) pass "[install] ${line#ok }" ;;
-        "not ok "*) fail "[install] ${line#not ok }" ;;
-    esac
-done <"$log/install.out"
-grep -qx install-done "$log/install.out" || fail "[install] the suite did not finish (status $rc): $(tail -n 20 "$log/install.out")"
+echo "$? $(elapsed "$t")" >"$log/install.out.status"
+report "$log/install.out" install install-done "install on this host"
 
 # --- the VM runner ------------------------------------------------------------------------
 
@@ -430,19 +439,6 @@ run_kernel() {
         esac
         boot "$log/$name-$kernel-$backend.log" "$timeout" "${cmd[@]}"
     done
-}
-# report LOG LABEL DONE WHAT: LOG's "ok"/"not ok" lines as results; DONE must close it.
-report() {
-    local out=$1 label=$2 done=$3 what=$4 rc wall line
-    read -r rc wall <"$out.status" 2>/dev/null || { rc=none; wall=?; }
-    echo "$what: $(grep -m1 '^kernel ' "$out" | sed 's/$/, /')${wall}s wall, status $rc"
-    while read -r line; do
-        case "$line" in
-            "ok "*) pass "[$label] ${line#ok }" ;;
-            "not ok "*) fail "[$label] ${line#not ok }" ;;
-        esac
-    done <"$out"
-    grep -qx "$done" "$out" || fail "[$label] the suite did not finish (status $rc): $(tail -n 20 "$out")"
 }
 run_kernel 6.1 &
 run_kernel 6.12 &

@@ -162,6 +162,15 @@ std::string family_name(int family)
     return fmt::format("family {}", family);
 }
 
+int endpoint_protocol(int type, int protocol)
+{
+    if (type == SOCK_STREAM && protocol == IPPROTO_TCP)
+        return IPPROTO_TCP;
+    if (type == SOCK_DGRAM && protocol == IPPROTO_UDP)
+        return IPPROTO_UDP;
+    return 0;
+}
+
 std::string protocol_name(int protocol)
 {
     if (protocol == IPPROTO_TCP)

@@ -37,6 +37,11 @@ std::string family_name(int family);
 // The protocol's name in rules ("tcp", "udp"), or its number as text.
 std::string protocol_name(int protocol);
 
+// The protocol endpoint rules see in a socket of this type and protocol: IPPROTO_TCP for
+// TCP over SOCK_STREAM, IPPROTO_UDP for UDP over SOCK_DGRAM, else 0 (its family rules
+// decide), as hooks/net.bpf.h's bw_net_rule_protocol does.
+int endpoint_protocol(int type, int protocol);
+
 // An address and port as people write them: 10.0.0.1:443, [::1]:8080.
 std::string endpoint_text(int family, const __u32 addr[4], unsigned port);
 

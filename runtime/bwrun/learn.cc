@@ -4,6 +4,7 @@
 
 #include "backend_maps/backend_maps.h"
 #include "live/live.h"
+#include "net/net.h"
 #include "source/source.h"
 
 #include <cerrno>
@@ -11,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,8 +38,8 @@ artifact::Artifact learn_artifact()
 
 namespace {
 
-// A socket operation as the net rules decide it: endpoint rules match only TCP over
-// SOCK_STREAM and UDP over SOCK_DGRAM, on inet sockets (hooks/net.bpf.h).
+// A socket operation as the net rules decide it: endpoint rules match only TCP and UDP
+// sockets of the inet families (endpoint_protocol).
 learn::SocketUse socket_use(const bw_net_object& o)
 {
     learn::SocketUse use;
@@ -49,11 +49,8 @@ learn::SocketUse socket_use(const bw_net_object& o)
     use.family = o.family;
     if (use.op == ir::NetQuery::Op::Create || (o.family != AF_INET && o.family != AF_INET6))
         return use;
-    if (o.type == SOCK_STREAM && o.protocol == IPPROTO_TCP)
-        use.protocol = IPPROTO_TCP;
-    else if (o.type == SOCK_DGRAM && o.protocol == IPPROTO_UDP)
-        use.protocol = IPPROTO_UDP;
-    else
+    use.protocol = endpoint_protocol(o.type, o.protocol);
+    if (use.protocol == 0)
         return use;
     std::memcpy(use.address.data(), o.addr, sizeof o.addr);
     use.port = o.port;

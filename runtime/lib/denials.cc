@@ -103,9 +103,9 @@ std::string describe_net_object(const bw_event& e)
     const char* op = o.op == BW_NET_BIND ? "bind" : o.op == BW_NET_SEND ? "send" : "connect";
     if (o.family != AF_INET && o.family != AF_INET6)
         return fmt::format("{} on a {} socket", op, family_name(o.family));
-    const bool tcp = o.type == SOCK_STREAM && o.protocol == IPPROTO_TCP;
-    const bool udp = o.type == SOCK_DGRAM && o.protocol == IPPROTO_UDP;
-    const std::string protocol = tcp ? "tcp" : udp ? "udp" : fmt::format("type {} protocol {}", o.type, o.protocol);
+    const int rules_see = endpoint_protocol(o.type, o.protocol);
+    const std::string protocol =
+        rules_see != 0 ? protocol_name(rules_see) : fmt::format("type {} protocol {}", o.type, o.protocol);
     return fmt::format("{} {} {}", op, protocol, endpoint_text(o.family, o.addr, o.port));
 }
 

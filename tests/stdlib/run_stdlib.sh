@@ -130,7 +130,8 @@ while True:
     c.sendall(c.recv(64))
     c.close()" >"$out/serve-443.log" 2>&1 &
     servers+=($!)
-    sleep 1
+    local n=0
+    until (exec 3<>/dev/tcp/127.0.0.1/443) 2>/dev/null || [ $n -ge 100 ]; do sleep 0.1; n=$((n + 1)); done
     # Names resolved through nsswitch and /etc/hosts, the CA bundle loaded, HTTPS's port
     # reached, a DNS server's port connected.
     sandbox net net /usr/bin/python3 -c "
