@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define BW_ABI_VERSION 14
+#define BW_ABI_VERSION 15
 
 /* The kernel's PATH_MAX: d_path() never yields more, terminating NUL included. */
 #define BW_PATH_MAX 4096
@@ -103,6 +103,9 @@ enum bw_event_op {
 	BW_OP_TTY,        /* target: the device number; arg: the ioctl command; path: the name */
 	BW_OP_USERNS,     /* the creation of a user namespace */
 	BW_OP_NEW_FS,     /* a new file system: arg its magic; target_comm its type */
+	BW_OP_SYSCALL,    /* a live syscall rule denied (struct bw_syscall_policy): rule_id;
+			   * arg: the syscall number; target: 1 for a syscall of another ABI
+			   * (i386, x32; rule_id 0) */
 };
 
 /*
@@ -231,6 +234,29 @@ struct bw_event {
 	__u32 version;    /* of the sandbox's policy when the event was written */
 	__u32 pad;
 	char path[BW_PATH_MAX];
+};
+
+/*
+ * Live syscall rules (compiler/syscall_bitmap lowers them; hooks/syscalls.bpf.h reads them):
+ * the verdict on each syscall number of the program's architecture that an LSM hook of ours
+ * sees on every call (syscalls::live_hook). The seccomp filter allows those numbers, so that
+ * bwctl can deny and re-allow them while the sandbox runs. Numbers no hook covers stay
+ * all zero, which allows.
+ */
+#define BW_SYSCALL_NUMBERS 512
+
+struct bw_syscall_verdict {
+	__u32 rule;     /* the deciding rule's id */
+	__u16 error;    /* the errno a denial returns */
+	__u8 decision;  /* enum bw_decision: ALLOW (or NONE where no hook covers it) or DENY */
+	__u8 kill;      /* 1: `action kill`; the task gets SIGKILL */
+};
+
+struct bw_syscall_policy {
+	__u32 denied; /* how many numbers are denied: while any is, a syscall of another ABI
+		       * (i386, x32), which this table cannot name, is denied at these hooks */
+	__u32 pad;
+	struct bw_syscall_verdict numbers[BW_SYSCALL_NUMBERS];
 };
 
 /*

@@ -202,3 +202,23 @@ static const struct bw_net_rule *bw_net_rule_at(const struct bw_net_tables *t, _
 {
 	return bpf_map_lookup_elem(t->rules, &i);
 }
+
+/* --- live syscall rules (hooks/syscalls.bpf.h) --- */
+
+/* Tables key -> the sandbox's live syscall rules; absent while it denies none of them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, BW_MAX_SANDBOXES);
+	__type(key, __u64);
+	__type(value, struct bw_syscall_policy);
+} bw_syscalls SEC(".maps");
+
+static const struct bw_syscall_policy *bw_syscall_table(const struct bw_sandbox *sandbox)
+{
+	__u64 key = sandbox->tables;
+
+	return bpf_map_lookup_elem(&bw_syscalls, &key);
+}
+
+#include "hooks/syscalls.bpf.h"

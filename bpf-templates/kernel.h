@@ -224,6 +224,26 @@ struct vm_area_struct {
 	struct file *vm_file;
 };
 
+/* The registers a task entered the kernel with: which syscall it is in (hooks/syscalls.bpf.h). */
+#if defined(__TARGET_ARCH_arm64)
+struct pt_regs___syscall {
+	__u64 pstate;   /* PSR_MODE32_BIT: an AArch32 task */
+	__s32 syscallno;
+};
+#else
+struct pt_regs___syscall {
+	unsigned long orig_ax; /* -1 outside a syscall; x32 numbers have __X32_SYSCALL_BIT */
+};
+
+struct thread_info___syscall {
+	__u32 status; /* TS_COMPAT while an i386 syscall runs */
+};
+
+struct task_struct___syscall {
+	struct thread_info___syscall thread_info;
+};
+#endif
+
 #pragma clang attribute pop
 
 /* fs/mount.h: the mnt_ns of kern_mount()ed filesystems (pipes, sockets, memfds) */

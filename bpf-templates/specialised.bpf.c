@@ -275,3 +275,13 @@ static const struct bw_net_rule *bw_net_rule_at(const struct bw_net_tables *t, _
 	return &bw_policy_net_rules[i & BW_POLICY_NET_RULES_MASK];
 }
 #endif
+
+/* --- live syscall rules: bw_policy.h's constant table (see hooks/syscalls.bpf.h) --- */
+#if BW_HOOK_SYSCALLS
+static const struct bw_syscall_policy *bw_syscall_table(const struct bw_sandbox *sandbox)
+{
+	return &bw_policy_syscalls;
+}
+
+#include "hooks/syscalls.bpf.h"
+#endif

@@ -2,6 +2,7 @@
 
 #include "artifact/ir_codec.h"
 #include "source/sha256.h"
+#include "syscalls/syscalls.h"
 
 #include <bit>
 #include <cerrno>
@@ -136,6 +137,19 @@ std::optional<Error> check_device_tables(const DeviceTables& t)
     return std::nullopt;
 }
 
+std::optional<Error> check_syscall_table(const bw_syscall_policy& t)
+{
+    std::uint32_t denied = 0;
+    for (const auto& v : t.numbers) {
+        if (v.decision > BW_DECISION_DENY || v.kill > 1 || v.error > 4095)
+            return Error{"live syscall table is inconsistent (a malformed verdict)"};
+        denied += v.decision == BW_DECISION_DENY ? 1 : 0;
+    }
+    if (denied != t.denied)
+        return Error{"live syscall table is inconsistent (denial count)"};
+    return std::nullopt;
+}
+
 // The kernel trusts these shapes; check them here rather than fail closed at run time.
 std::optional<Error> check_tables(const MapTables& t)
 {
@@ -162,6 +176,8 @@ std::optional<Error> check_tables(const MapTables& t)
         }
     }
     if (auto e = check_net_tables(t.net))
+        return e;
+    if (auto e = check_syscall_table(t.syscalls))
         return e;
     return check_device_tables(t.devices);
 }
@@ -194,6 +210,8 @@ std::vector<std::byte> encode(const PolicyData& data)
     w.bytes(data.tables.net.rules.data(), data.tables.net.rules.size() * sizeof(bw_net_rule));
     w.count(data.tables.devices.rules.size());
     w.bytes(data.tables.devices.rules.data(), data.tables.devices.rules.size() * sizeof(bw_device_rule));
+    w.u32(static_cast<std::uint32_t>(syscalls::kHostArch));
+    w.bytes(&data.tables.syscalls, sizeof data.tables.syscalls);
     w.blob(encode_ir(data.ir));
     w.count(data.seccomp.size());
     for (const auto& f : data.seccomp) {
@@ -248,6 +266,12 @@ std::variant<PolicyData, Error> decode(std::span<const std::byte> bytes)
     r.bytes(d.tables.net.rules.data(), d.tables.net.rules.size() * sizeof(bw_net_rule));
     d.tables.devices.rules.resize(r.count(sizeof(bw_device_rule)));
     r.bytes(d.tables.devices.rules.data(), d.tables.devices.rules.size() * sizeof(bw_device_rule));
+    // Its live syscall table names syscalls by number.
+    if (const auto arch = r.u32(); r.ok() && arch != static_cast<std::uint32_t>(syscalls::kHostArch))
+        r.fail(fmt::format("its live syscall table holds {} syscall numbers, not this machine's; compile it on "
+                           "this machine",
+                           arch == static_cast<std::uint32_t>(syscalls::Arch::Aarch64) ? "aarch64" : "x86_64"));
+    r.bytes(&d.tables.syscalls, sizeof d.tables.syscalls);
     const auto ir_bytes = r.blob();
     for (auto n = r.count(2 * sizeof(std::uint32_t)); n > 0 && r.ok(); --n) {
         auto& f = d.seccomp.emplace_back();

@@ -21,7 +21,7 @@
 
 namespace bw::artifact {
 
-inline constexpr std::uint32_t kFormatVersion = 12;
+inline constexpr std::uint32_t kFormatVersion = 13;
 inline constexpr const char* kSectionName = ".bw.policy";
 
 // The compiler backend that produced the program. Both fill the same map tables.

@@ -340,6 +340,26 @@ std::string net_tables(const NetTables& net)
     return out + "};\n";
 }
 
+// bw_policy_syscalls: the denied live syscalls, the others zero (allowed); only when there
+// is one, else the program has no syscall hooks and a live edit moves the sandbox to the
+// generic program, which has.
+std::string syscall_table(const bw_syscall_policy& t)
+{
+    if (t.denied == 0)
+        return "\n#define BW_HOOK_SYSCALLS 0\n";
+    std::string out = fmt::format("\n#define BW_HOOK_SYSCALLS 1\n"
+                                  "static const struct bw_syscall_policy bw_policy_syscalls = {{\n"
+                                  "\t.denied = {},\n\t.numbers = {{\n",
+                                  t.denied);
+    for (std::size_t nr = 0; nr < BW_SYSCALL_NUMBERS; ++nr) {
+        const auto& v = t.numbers[nr];
+        if (v.decision == BW_DECISION_DENY)
+            out += fmt::format("\t\t[{}] = {{ .rule = {}, .error = {}, .decision = BW_DECISION_DENY, .kill = {} }},\n",
+                               nr, v.rule, v.error, v.kill);
+    }
+    return out + "\t},\n};\n";
+}
+
 } // namespace
 
 CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
@@ -418,6 +438,9 @@ CProgram run_backend_c(const ir::Policy& policy, const Automaton& automaton)
     } else {
         h += "\n#define BW_HOOK_NET 0\n";
     }
+    h += syscall_table(p.tables.syscalls);
+    if (p.tables.syscalls.denied != 0)
+        p.hooks.emplace_back("syscalls");
     return p;
 }
 

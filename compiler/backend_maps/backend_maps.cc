@@ -48,6 +48,7 @@ MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton)
         t.links.push_back(link(automaton, l));
     t.net = run_net(policy, automaton);
     t.devices = run_devices(policy, automaton);
+    t.syscalls = live_syscall_table(run_compile_syscall_bitmap(policy, syscalls::kHostArch));
     return t;
 }
 
@@ -74,6 +75,8 @@ artifact::KernelRequirements kernel_requirements()
              "the 4 KiB path buffer is task storage (bpf_task_storage_get on bpf_get_current_task_btf); the map "
              "type is from 5.11, its use from a sleepable program from 5.17"},
             {"bpf_loop", "5.17", "the path is walked through the automaton one byte per bpf_loop step"},
+            {"bpf_task_pt_regs", "5.15",
+             "the live syscall programs read the current syscall's number from the task's saved registers"},
         },
     };
 }
@@ -88,7 +91,8 @@ std::string dump(const MapTables& t)
                        t.sandbox.default_decision == BW_DECISION_ALLOW ? "allow" : "deny",
                        t.sandbox.default_rule, ir::invariant_names(t.sandbox.invariants), t.trans.size(),
                        t.accepts.size(), sizeof(bw_accept), t.links.size(), sizeof(bw_link)) +
-           dump(t.net) + dump(t.devices);
+           dump(t.net) + dump(t.devices) +
+           fmt::format("map bw_syscalls:  {} live syscalls denied\n", t.syscalls.denied);
 }
 
 } // namespace bw

@@ -8,6 +8,7 @@
 #include "devices/devices.h"
 #include "ir/ir.h"
 #include "net/net.h"
+#include "syscall_bitmap/syscall_bitmap.h"
 
 #include <cstddef>
 #include <span>
@@ -27,6 +28,7 @@ struct MapTables {
     std::vector<bw_link> links; // decision chains, conditions inlined; [0] is in none
     NetTables net;
     DeviceTables devices;
+    bw_syscall_policy syscalls{}; // the live syscall rules, for syscalls::kHostArch
 };
 
 MapTables run_backend_maps(const ir::Policy& policy, const Automaton& automaton);

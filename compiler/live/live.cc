@@ -1,6 +1,7 @@
 #include "live/live.h"
 
 #include "automata/automata.h"
+#include "syscalls/syscalls.h"
 
 #include <algorithm>
 #include <iterator>
@@ -34,6 +35,15 @@ auto meaning(const ir::PathRule& r)
 auto meaning(const ir::NetRule& r)
 {
     return std::tie(r.kind, r.family, r.protocol, r.bind, r.endpoint, r.conditions, r.decision);
+}
+auto meaning(const ir::SyscallRule& r)
+{
+    return std::tie(r.syscall, r.from_group, r.decision, r.action);
+}
+
+bool is_live(const ir::SyscallRule& r)
+{
+    return !syscalls::live_hook(r.syscall).empty();
 }
 
 // Appends each rule the policy lacks, with a fresh id and the edit's provenance.
@@ -76,6 +86,9 @@ std::vector<ir::RuleId> add_rules(ir::Policy& policy, const ir::Policy& rules, c
                  [](const ir::PathRule& r) { return !r.invariant; });
     add_new(policy.rules, paths, provenance, next, ids);
     add_new(policy.net, rules.net, provenance, next, ids);
+    std::vector<ir::SyscallRule> live_syscalls;
+    std::copy_if(rules.syscalls.begin(), rules.syscalls.end(), std::back_inserter(live_syscalls), is_live);
+    add_new(policy.syscalls, live_syscalls, provenance, next, ids);
     return ids;
 }
 
@@ -83,7 +96,24 @@ bool remove_rule(ir::Policy& policy, ir::RuleId id)
 {
     const auto paths = std::erase_if(policy.rules, [&](const ir::PathRule& r) { return r.id == id && !r.invariant; });
     const auto nets = std::erase_if(policy.net, [&](const ir::NetRule& r) { return r.id == id; });
-    return paths + nets > 0;
+    // A syscall rule goes only if the seccomp filter decides none of its syscalls.
+    const bool live = std::ranges::all_of(policy.syscalls,
+                                          [&](const ir::SyscallRule& r) { return r.id != id || is_live(r); });
+    const auto syscall_rules =
+        live ? std::erase_if(policy.syscalls, [&](const ir::SyscallRule& r) { return r.id == id; }) : 0;
+    return paths + nets + syscall_rules > 0;
+}
+
+std::vector<ir::RuleId> remove_named_syscall(ir::Policy& policy, const std::string& syscall, ir::Decision decision)
+{
+    std::vector<ir::RuleId> ids;
+    std::erase_if(policy.syscalls, [&](const ir::SyscallRule& r) {
+        if (r.syscall != syscall || r.from_group || r.decision != decision)
+            return false;
+        ids.push_back(r.id);
+        return true;
+    });
+    return ids;
 }
 
 std::vector<ir::RuleId> remove_pattern(ir::Policy& policy, const std::string& pattern)

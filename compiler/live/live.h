@@ -20,16 +20,21 @@ struct EditOrigin {
     std::uint32_t uid = 0;
 };
 
-// Adds the path and network rules of `rules` (a one-rule policy from the front end) to
-// the policy with fresh ids, from `next` on and after every id in use, so that existing
-// rules keep theirs; `next` moves past them. Returns the new ids. A rule the policy has
+// Adds the path and network rules, and the syscall rules a live hook decides, of `rules`
+// (a one-rule policy from the front end) to the policy with fresh ids, from `next` on and
+// after every id in use, so that existing rules keep theirs; `next` moves past them. Returns the new ids. A rule the policy has
 // already (same meaning, conditions and decision) is not repeated.
 std::vector<ir::RuleId> add_rules(ir::Policy& policy, const ir::Policy& rules, const EditOrigin& origin,
                                   const std::string& text, ir::RuleId& next);
 
-// Removes the policy's path or network rule with this id; false when there is none, or
-// when it is an invariant's (no edit loosens those).
+// Removes the policy's path, network or syscall rule with this id; false when there is
+// none, when it is an invariant's (no edit loosens those), or when it is a syscall rule
+// the seccomp filter enforces, fixed when the sandbox started.
 bool remove_rule(ir::Policy& policy, ir::RuleId id);
+// Removes the rules that name `syscall` itself (not through a group) with `decision`: a
+// rule of the other decision added for it would not beat a deny (deny wins a tie), and
+// would leave an allow standing beside it. Returns their ids.
+std::vector<ir::RuleId> remove_named_syscall(ir::Policy& policy, const std::string& syscall, ir::Decision decision);
 // Removes the policy's path rules whose pattern is `pattern` (as the front end normalised
 // it); returns their ids.
 std::vector<ir::RuleId> remove_pattern(ir::Policy& policy, const std::string& pattern);

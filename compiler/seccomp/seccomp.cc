@@ -3,6 +3,7 @@
 #include "syscall_bitmap/syscall_bitmap.h"
 #include "syscalls/syscalls.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <linux/audit.h>
@@ -125,6 +126,22 @@ std::string return_name(std::uint32_t ret)
 }
 
 } // namespace
+
+bool same_seccomp_decisions(const ir::Policy& a, const ir::Policy& b)
+{
+    auto effect = [](ir::Decision decision, const ir::SyscallAction& action) {
+        return return_value(decision, action);
+    };
+    if (effect(a.syscall_default.decision, a.syscall_default_action) !=
+        effect(b.syscall_default.decision, b.syscall_default_action))
+        return false;
+    return std::ranges::all_of(syscalls::all(), [&](const syscalls::Syscall& s) {
+        if (!syscalls::live_hook(s.name).empty())
+            return true;
+        const auto x = evaluate_syscall(a, s.name), y = evaluate_syscall(b, s.name);
+        return effect(x.decision, x.action) == effect(y.decision, y.action);
+    });
+}
 
 std::string to_string(SeccompArch arch) { return arch == SeccompArch::X86_64 ? "x86_64" : "aarch64"; }
 

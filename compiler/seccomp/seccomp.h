@@ -36,6 +36,11 @@ std::optional<SeccompProgram> run_compile_seccomp(const ir::Policy& policy, Secc
 // return values named (ALLOW, ERRNO(1), KILL_PROCESS).
 std::string disassemble(const SeccompProgram& program);
 
+// Whether the two policies' filters decide alike every syscall no live hook covers, and the numbers no syscall
+// has. A running sandbox can take a policy only if this holds (bwctl reload); the filters' architecture check
+// may differ, as the live hooks deny other ABIs' syscalls while they deny any.
+bool same_seccomp_decisions(const ir::Policy& a, const ir::Policy& b);
+
 std::string to_string(SeccompArch arch); // "x86_64", "aarch64"
 std::uint32_t audit_arch(SeccompArch arch); // AUDIT_ARCH_X86_64, AUDIT_ARCH_AARCH64
 

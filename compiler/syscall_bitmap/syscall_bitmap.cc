@@ -31,6 +31,25 @@ SyscallBitmap run_compile_syscall_bitmap(const ir::Policy& policy, syscalls::Arc
     return b;
 }
 
+bw_syscall_policy live_syscall_table(const SyscallBitmap& b)
+{
+    bw_syscall_policy t{};
+    static_assert(SyscallBitmap::kBits == BW_SYSCALL_NUMBERS);
+    for (const auto& s : b.syscalls) {
+        auto& v = t.numbers[s.number];
+        v.rule = s.rule;
+        if (s.decision != ir::Decision::Deny) {
+            v.decision = BW_DECISION_ALLOW;
+            continue;
+        }
+        v.decision = BW_DECISION_DENY;
+        v.kill = s.action.kind == ir::SyscallAction::Kind::Kill ? 1 : 0;
+        v.error = static_cast<std::uint16_t>(s.action.errno_value);
+        ++t.denied;
+    }
+    return t;
+}
+
 std::string dump(const SyscallBitmap& b)
 {
     std::string out = fmt::format("live syscalls, {}: {} covered by LSM hooks (bwctl can change them), {} denied\n",

@@ -5,6 +5,7 @@
 // change once installed. Decisions follow ir::evaluate_syscall.
 #pragma once
 
+#include "bumblewrap.h"
 #include "ir/ir.h"
 #include "syscalls/syscalls.h"
 
@@ -38,6 +39,9 @@ struct SyscallBitmap {
 bool has_syscall_rules(const ir::Policy& policy);
 
 SyscallBitmap run_compile_syscall_bitmap(const ir::Policy& policy, syscalls::Arch arch);
+
+// The bitmap as the LSM programs read it (hooks/syscalls.bpf.h): a verdict per covered number.
+bw_syscall_policy live_syscall_table(const SyscallBitmap& bitmap);
 
 std::string dump(const SyscallBitmap& bitmap); // part of --emit=seccomp
 

@@ -394,6 +394,13 @@ std::vector<std::string_view> expand_group(const Group& group)
     return syscalls;
 }
 
+const Syscall* by_number(int nr, Arch arch)
+{
+    const auto table = all();
+    const auto it = std::ranges::find_if(table, [&](const Syscall& s) { return number(s, arch) == nr; });
+    return it != table.end() ? &*it : nullptr;
+}
+
 std::string_view lsm_hook(std::string_view syscall)
 {
     const auto* it = std::ranges::lower_bound(kLsmCoverage, syscall, {}, &LsmCoverage::syscall);
@@ -426,9 +433,21 @@ std::vector<std::string> suggest_group(std::string_view misspelt)
     return closest(strip_at(misspelt), kGroups | std::views::transform(&Group::name), "@");
 }
 
-// The hooks whose programs check the live bitmap before anything else. None yet: until they do, seccomp
-// decides every syscall, so that no rule goes unenforced.
-constexpr std::array<std::string_view, 0> kLiveHooks{};
+// The hooks that bpf-templates/hooks/syscalls.bpf.h attaches a program to, which denies the current syscall
+// when the sandbox's live table says so. Hooks on hot paths (send, receive, mmap, ioctl, the path hooks but
+// chmod and chown) and those whose pass value is not 0 (task_prctl) are left to seccomp.
+constexpr std::array<std::string_view, 25> kLiveHooks{
+    "bpf",           "kernel_load_data", "kernel_read_file", "move_mount",         "path_chmod",
+    "path_chown",    "path_chroot",      "perf_event_open",  "quotactl",           "sb_mount",
+    "sb_pivotroot",  "sb_umount",        "settime",          "socket_accept",      "socket_bind",
+    "socket_connect", "socket_create",   "socket_getpeername", "socket_getsockname", "socket_getsockopt",
+    "socket_listen", "socket_setsockopt", "socket_shutdown", "syslog",             "task_kill",
+};
+
+std::span<const std::string_view> live_hooks()
+{
+    return kLiveHooks;
+}
 
 std::string_view live_hook(std::string_view syscall)
 {

@@ -15,6 +15,13 @@ namespace bw::syscalls {
 
 enum class Arch : std::uint8_t { X86_64, Aarch64 };
 
+// The architecture bwc and bwrun run on, for which the live syscall table is laid out.
+#if defined(__aarch64__)
+inline constexpr Arch kHostArch = Arch::Aarch64;
+#else
+inline constexpr Arch kHostArch = Arch::X86_64;
+#endif
+
 struct Syscall {
     std::string_view name;
     int x86_64;  // -1 where the architecture lacks the syscall
@@ -27,6 +34,8 @@ std::span<const Syscall> all();
 const Syscall* find(std::string_view name);
 // The syscall's number on `arch`, or nullopt where that architecture lacks it.
 std::optional<int> number(const Syscall& syscall, Arch arch);
+// The syscall with this number on `arch`; nullptr for none.
+const Syscall* by_number(int nr, Arch arch);
 
 struct Group {
     std::string_view name; // without the '@'
@@ -47,6 +56,8 @@ std::string_view lsm_hook(std::string_view syscall);
 // lsm_hook(syscall) when bumblewrap's program for that hook checks the live syscall bitmap; empty otherwise,
 // and then seccomp decides the syscall.
 std::string_view live_hook(std::string_view syscall);
+// The hooks live_hook can name: bpf-templates/hooks/syscalls.bpf.h attaches a program to each.
+std::span<const std::string_view> live_hooks();
 
 // "EPERM" -> 1; nullopt for an unknown name.
 std::optional<int> errno_value(std::string_view name);

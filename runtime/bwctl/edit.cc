@@ -11,6 +11,8 @@
 #include "artifact/artifact.h"
 #include "driver/driver.h"
 #include "live/live.h"
+#include "seccomp/seccomp.h"
+#include "syscalls/syscalls.h"
 
 #include <algorithm>
 #include <charconv>
@@ -92,19 +94,6 @@ std::optional<ir::RuleId> rule_id(std::string_view what)
     return id;
 }
 
-// The syscall rules of a policy, which a seccomp filter installed at the sandbox's start
-// enforces: a reload must leave them as they are.
-bool same_syscall_rules(const ir::Policy& a, const ir::Policy& b)
-{
-    auto key = [](const ir::Policy& p) {
-        std::vector<std::tuple<std::string, bool, ir::Decision, ir::SyscallAction>> rules;
-        for (const auto& r : p.syscalls)
-            rules.emplace_back(r.syscall, r.from_group, r.decision, r.action);
-        return std::tuple(rules, p.syscall_default.decision, p.syscall_default_action);
-    };
-    return key(a) == key(b);
-}
-
 } // namespace
 
 namespace {
@@ -167,6 +156,54 @@ int cmd_net(const std::string& name, ir::Decision decision, const std::vector<st
     return add_rule(name, rule, "<bwctl net " + verb + ">", for_seconds);
 }
 
+int cmd_syscall_edit(const std::string& name, ir::Decision decision, const std::string& syscall)
+{
+    if (syscalls::find(syscall) == nullptr) {
+        const auto close = syscalls::suggest_syscall(syscall);
+        std::fprintf(stderr, "bwctl: `%s` is not a syscall of x86_64 or aarch64%s\n", syscall.c_str(),
+                     close.empty() ? "" : fmt::format("; did you mean `{}`?", close.front()).c_str());
+        return 1;
+    }
+    const std::string verb = ir::to_string(decision);
+    const auto rule = fmt::format("syscalls {} {}", verb, syscall);
+    const bool live = !syscalls::live_hook(syscall).empty();
+    Compilation c;
+    const auto rules = run_rule_frontend(rule, "<bwctl syscall " + verb + ">", c);
+    if (!rules) {
+        c.diags.print(stderr, isatty(STDERR_FILENO) != 0);
+        return 1;
+    }
+    return edit_policy(name, c, [&](rt::LivePolicy& live_policy) -> std::optional<Change> {
+        auto& policy = live_policy.policy;
+        if (ir::evaluate_syscall(policy, syscall).decision == decision)
+            return Change{fmt::format("sandbox {}: {} is {} already", name, syscall,
+                                      decision == ir::Decision::Allow ? "allowed" : "denied"),
+                          true};
+        if (!live) {
+            std::fprintf(stderr,
+                         "bwctl: %s in sandbox %s is decided by the seccomp filter that bwrun installed before the "
+                         "program started, which cannot change while it runs; put `%s` in the policy and start a new "
+                         "sandbox with it\n",
+                         syscall.c_str(), name.c_str(), rule.c_str());
+            return std::nullopt;
+        }
+        const auto other = decision == ir::Decision::Allow ? ir::Decision::Deny : ir::Decision::Allow;
+        const auto replaced = live::remove_named_syscall(policy, syscall, other);
+        const live::EditOrigin origin{static_cast<std::int64_t>(std::time(nullptr)), getuid()};
+        const auto ids = live::add_rules(policy, *rules, origin, rule, live_policy.next_rule);
+        if (ir::evaluate_syscall(policy, syscall).decision != decision) {
+            std::fprintf(stderr, "bwctl: `%s` did not decide %s in the edited policy, which is left as it was; this "
+                                 "is a bwctl bug, please report it\n",
+                         rule.c_str(), syscall.c_str());
+            return std::nullopt;
+        }
+        std::string description = fmt::format("`{}` as rule {}", rule, id_list(ids));
+        if (!replaced.empty())
+            description += fmt::format(", replacing rule {} for {}", id_list(replaced), syscall);
+        return Change{description};
+    });
+}
+
 int cmd_remove(const std::string& name, const std::string& what)
 {
     Compilation c;
@@ -219,10 +256,10 @@ int cmd_reload(const std::string& name, const std::string& path)
     const auto& art = std::get<artifact::Artifact>(read);
     Compilation c;
     return edit_policy(name, c, [&](rt::LivePolicy& live) -> std::optional<Change> {
-        if (!same_syscall_rules(live.policy, art.policy.ir)) {
+        if (!same_seccomp_decisions(live.policy, art.policy.ir)) {
             std::fprintf(stderr,
-                         "bwctl: %s has other syscall rules than sandbox %s: they are a seccomp filter, fixed when the "
-                         "sandbox started; start a new sandbox with it instead\n",
+                         "bwctl: %s has other syscall rules than sandbox %s for syscalls no LSM hook covers: they are "
+                         "a seccomp filter, fixed when the sandbox started; start a new sandbox with it instead\n",
                          path.c_str(), name.c_str());
             return std::nullopt;
         }

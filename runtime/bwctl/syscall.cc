@@ -1,8 +1,7 @@
-// bwctl syscall: the syscall rules in force, and edits of them. A syscall that an LSM hook
-// of ours decides could change live; the others are decided by the seccomp filter bwrun
-// installed before the program started, which the kernel lets no one loosen and which
-// bwrun cannot tighten from outside. This build's hooks decide none yet (compiler/syscalls,
-// kLiveHooks), so every edit is refused with the way to get the rule: a new sandbox.
+// bwctl syscall list: the syscall rules in force, and what enforces each. A syscall that an
+// LSM hook of ours sees on every call (compiler/syscalls, live_hook) changes live (edit.cc);
+// the others are decided by the seccomp filter bwrun installed before the program started,
+// which the kernel lets no one loosen and which bwrun cannot tighten from outside.
 #include "commands.h"
 
 #include "enforcer.h"
@@ -54,32 +53,6 @@ int cmd_syscall_list(const std::string& name)
         std::printf("#%-5u %s %s  (%s; %s)\n", r.id, ir::to_string(r.decision).c_str(), r.syscall.c_str(),
                     where(r.origin).c_str(), enforced_by(r.syscall).c_str());
     return 0;
-}
-
-int cmd_syscall_edit(const std::string& name, ir::Decision decision, const std::string& syscall)
-{
-    if (syscalls::find(syscall) == nullptr) {
-        const auto close = syscalls::suggest_syscall(syscall);
-        std::fprintf(stderr, "bwctl: `%s` is not a syscall of x86_64 or aarch64%s\n", syscall.c_str(),
-                     close.empty() ? "" : fmt::format("; did you mean `{}`?", close.front()).c_str());
-        return 1;
-    }
-    const auto live = policy_of(name);
-    if (!live)
-        return 1;
-    const auto verdict = ir::evaluate_syscall(live->policy, syscall);
-    const std::string verb = ir::to_string(decision);
-    if (verdict.decision == decision) {
-        std::printf("sandbox %s: %s is %s already\n", name.c_str(), syscall.c_str(),
-                    decision == ir::Decision::Allow ? "allowed" : "denied");
-        return 0;
-    }
-    std::fprintf(stderr,
-                 "bwctl: %s in sandbox %s is decided by the seccomp filter that bwrun installed before the program "
-                 "started, which cannot change while it runs; put `syscalls %s %s` in the policy and start a new "
-                 "sandbox with it\n",
-                 syscall.c_str(), name.c_str(), verb.c_str(), syscall.c_str());
-    return 1;
 }
 
 } // namespace bw::ctl

@@ -95,9 +95,10 @@ std::string printable(std::string_view s)
 std::string audit_json(const bw_event& e, const AuditContext& c, std::int64_t unix_ns, const std::string& exe)
 {
     const auto& policy = *c.policy;
-    const std::string access = e.access < ir::kAccessKinds ? std::string(ir::name(static_cast<ir::Access>(e.access)))
-                               : e.access == BW_NET_EVENT ? "net"
-                                                          : "access";
+    const std::string access = e.op == BW_OP_SYSCALL ? "syscall"
+                               : e.access < ir::kAccessKinds ? std::string(ir::name(static_cast<ir::Access>(e.access)))
+                               : e.access == BW_NET_EVENT    ? "net"
+                                                             : "access";
     const std::string_view comm(e.comm, strnlen(e.comm, sizeof e.comm));
     const std::string hash = policy.sources.empty() ? "" : policy.sources.front().sha256;
 
@@ -107,7 +108,9 @@ std::string audit_json(const bw_event& e, const AuditContext& c, std::int64_t un
                                   quote(c.sandbox), quote(printable(policy.ir.name)), quote(hash), e.pid, e.tgid,
                                   quote(printable(comm)), quote(access));
     // A socket denial's path buffer holds a binary struct bw_net_object, not a path.
-    if (e.access == BW_NET_EVENT) {
+    if (e.op == BW_OP_SYSCALL) {
+        out += fmt::format(R"("syscall":{},)", quote(e.target != 0 ? "another ABI's" : syscall_name(e)));
+    } else if (e.access == BW_NET_EVENT) {
         out += fmt::format(R"("net":{},)", quote(describe_net_object(e)));
     } else if (e.path_error != 0) {
         out += fmt::format(R"("path_error":{},)", quote(std::strerror(-e.path_error)));

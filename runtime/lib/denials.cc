@@ -1,5 +1,7 @@
 #include "denials.h"
 
+#include "syscalls/syscalls.h"
+
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -92,6 +94,12 @@ std::string rule_name(std::uint32_t id, const artifact::PolicyData& policy)
 
 } // namespace
 
+std::string syscall_name(const bw_event& e)
+{
+    const auto* s = syscalls::by_number(static_cast<int>(e.arg), syscalls::kHostArch);
+    return s != nullptr ? std::string(s->name) : fmt::format("number {}", e.arg);
+}
+
 std::string describe_net_object(const bw_event& e)
 {
     if (e.path_len != sizeof(bw_net_object))
@@ -138,6 +146,13 @@ std::string describe_denial(const bw_event& e, const artifact::PolicyData& polic
     const std::string comm = fixed_string(e.comm, sizeof e.comm);
     if (e.op == BW_OP_DEVICE_RULE)
         return describe_device_denial(e, policy);
+    if (e.op == BW_OP_SYSCALL && e.target != 0)
+        return fmt::format("denied a syscall of another ABI (i386 or x32), as the sandbox denies live syscalls, "
+                           "whose numbers are this machine's own [pid {} {}]",
+                           e.pid, comm);
+    if (e.op == BW_OP_SYSCALL)
+        return fmt::format("denied syscall {} by {} [pid {} {}]", syscall_name(e), rule_name(e.rule_id, policy), e.pid,
+                           comm);
     if (e.op != BW_OP_PATH && e.op != BW_OP_AUDIT)
         return fmt::format("denied {} by invariant {} [pid {} {}]", describe_operation(e), invariant_name(e.invariant),
                            e.pid, comm);

@@ -15,4 +15,7 @@ std::string describe_denial(const bw_event& event, const artifact::PolicyData& p
 // was about: "create socket netlink type 3 protocol 0", "connect tcp 10.0.0.1:443".
 std::string describe_net_object(const bw_event& event);
 
+// The syscall a live syscall denial (op BW_OP_SYSCALL) stopped: "kill", or "number N".
+std::string syscall_name(const bw_event& event);
+
 } // namespace bw::rt

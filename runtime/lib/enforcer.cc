@@ -47,6 +47,7 @@ constexpr const char* kTrans = "bw_trans";
 constexpr const char* kAccepts = "bw_accepts"; // the map backend only
 constexpr const char* kNet = "bw_net";             // the map backend only
 constexpr const char* kNetRules = "bw_net_rules";  // the map backend only
+constexpr const char* kSyscalls = "bw_syscalls";   // the map backend only
 constexpr const char* kLinks = "bw_links";
 constexpr const char* kDevices = "bw_devices";     // the map backend only
 constexpr const char* kDrops = "bw_drops";
@@ -263,6 +264,7 @@ void load_and_pin(const ProgramImage& image, const std::string& dir)
     if (!specialised) {
         pin_map(obj, dir, kNet);
         pin_map(obj, dir, kNetRules);
+        pin_map(obj, dir, kSyscalls);
         pin_map(obj, dir, kDevices);
         pin_map(obj, dir, kBarrier);
     }
@@ -423,6 +425,7 @@ Enforcer::SandboxTables Enforcer::sandbox_tables(const std::string& dir)
     for (std::size_t i = 0; i < kSlotTables.size(); ++i)
         t.outer[i] = pinned(dir, kSlotTables[i]);
     t.net = pinned(dir, kNet);
+    t.syscalls = pinned(dir, kSyscalls);
     return t;
 }
 
@@ -440,7 +443,7 @@ Enforcer::Enforcer(Enforcer&& o) noexcept
 
 Enforcer::~Enforcer()
 {
-    for (const int fd : {sandboxes_, tables_.net, events_}) {
+    for (const int fd : {sandboxes_, tables_.net, tables_.syscalls, events_}) {
         if (fd >= 0)
             close(fd);
     }
@@ -547,6 +550,11 @@ void Enforcer::put_tables(std::uint64_t key, const MapTables& t, bool reuse)
     }
     if (bpf_map_update_elem(tables_.net, &key, &t.net.policy, BPF_ANY) != 0)
         fail_errno("cannot register the sandbox's network policy");
+    // Absent while nothing is denied: the hooks then stop at the lookup.
+    if (t.syscalls.denied == 0)
+        bpf_map_delete_elem(tables_.syscalls, &key);
+    else if (bpf_map_update_elem(tables_.syscalls, &key, &t.syscalls, BPF_ANY) != 0)
+        fail_errno("cannot register the sandbox's live syscall rules");
 }
 
 void Enforcer::drop_tables(std::uint64_t key)
@@ -561,6 +569,7 @@ void Enforcer::drop_tables(std::uint64_t key)
         }
     }
     bpf_map_delete_elem(tables_.net, &key);
+    bpf_map_delete_elem(tables_.syscalls, &key);
 }
 
 void Enforcer::grace_period()

@@ -95,6 +95,7 @@ private:
     struct SandboxTables {
         std::array<int, 5> outer{-1, -1, -1, -1, -1};
         int net = -1;
+        int syscalls = -1;
     };
     static SandboxTables sandbox_tables(const std::string& pin_dir);
 

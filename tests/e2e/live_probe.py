@@ -1,6 +1,8 @@
 """A program that runs inside a sandbox and tries accesses on request, for the live-edit
-tests: each line on stdin is `read PATH`, `write PATH`, `exec PATH` or `connect HOST:PORT`
-(TCP), and each answer on stdout is `ok` or the errno's name. stdin and stdout are pipes
+tests: each line on stdin is `read PATH`, `write PATH`, `exec PATH`, `connect HOST:PORT`
+(TCP), `signal self` (kill(2) of itself with signal 0) or `socketpair unix` (socketpair(2),
+which reaches the kernel's socket_create hook as socket(2) does), and each answer on
+stdout is `ok` or the errno's name. stdin and stdout are pipes
 that bwrun's caller made, so the probe needs no path of its own to talk."""
 import errno
 import os
@@ -31,6 +33,11 @@ def attempt(kind, path):
             host, _, port = path.rpartition(":")
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
                 s.connect((host, int(port)))
+        elif kind == "signal":
+            os.kill(os.getpid(), 0)
+        elif kind == "socketpair":
+            for s in socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM):
+                s.close()
         else:
             return "unknown-command"
         return "ok"

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""Stress test of live edits: random `bwctl allow|deny|remove` edits of a running sandbox,
-each followed by accesses from inside the sandbox, every one compared with the reference
-evaluator (`bwc query`) for the policy version in force.
+"""Stress test of live edits: random `bwctl allow|deny|remove` and `bwctl syscall allow|deny`
+edits of a running sandbox, each followed by accesses from inside the sandbox, every one
+compared with the reference evaluator (`bwc query`) for the policy version in force. The
+syscalls edited are decided by LSM hooks: kill(2), which the probe makes with signal 0 on
+itself, and socketpair(2).
 
 usage: live_stress.py prepare BIN_DIR WORKDIR [--edits N] [--queries Q] [--seed S]
        live_stress.py run BIN_DIR WORKDIR --backend maps|c
@@ -10,7 +12,7 @@ prepare (on the host) draws N seeded random edits over a small file tree. It kee
 policy each edit leaves in force as policy text (the base policy's rules plus the live
 ones: rules decide by precedence, not by order, so that text means what the sandbox
 holds), and asks `bwc query --batch` for the verdicts of Q accesses after each edit: some
-drawn at random, one on a file the edit's pattern matches. Everything lands in
+drawn at random, one on a file the edit's pattern matches or the syscall it names. Everything lands in
 WORKDIR/stress.json.
 
 run (as root in the VM, scripts/bwvm) makes the tree, starts the probe (live_probe.py) in
@@ -36,6 +38,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DIRS = ("a", "a/b", "a/bb", "c", "c/d")
 FILES = tuple(f"{d}/{n}" for d in DIRS for n in ("f1", "f2", "g1", "x.key"))
 KINDS = ("read", "write")
+# The live syscalls edited, and the probe's request that makes each.
+SYSCALLS = {"kill": ("signal", "self"), "socketpair": ("socketpair", "unix")}
+SYSCALL_OF = {probe: name for name, probe in SYSCALLS.items()}
 BASE_RULES = (
     ("allow", ("read",), f"{ROOT}/a/**"),
     ("deny", ("read",), f"{ROOT}/a/bb/**"),
@@ -49,6 +54,7 @@ BASE_TEXT = """policy "live-stress" {{
     allow read, write /dev/null
     allow metadata, ioctl /
     allow read /tmp/bw-stress/probe/
+    net allow family unix
 {rules}}}
 """
 PYTHON = ("/usr/bin/python3", "-I", "-S", "-B")
@@ -59,8 +65,10 @@ def rule_text(rule):
     return f'{decision} {", ".join(kinds)} "{pattern}"'
 
 
-def policy_text(rules):
-    return BASE_TEXT.format(rules="".join(f"    {rule_text(r)}\n" for r in rules))
+def policy_text(rules, syscall_rules):
+    """bwctl syscall allow|deny leaves one rule naming the syscall, of the decision asked."""
+    return BASE_TEXT.format(rules="".join(f"    {rule_text(r)}\n" for r in rules) +
+                            "".join(f"    syscalls {d} {name}\n" for name, d in sorted(syscall_rules.items())))
 
 
 def random_pattern(rng):
@@ -99,9 +107,10 @@ def prepare(args):
     rng = random.Random(args.seed)
     os.makedirs(args.workdir, exist_ok=True)
     rules = list(BASE_RULES)
+    syscall_rules = {}
     base = os.path.join(args.workdir, "base.bwp")
     with open(base, "w") as f:
-        f.write(policy_text(rules))
+        f.write(policy_text(rules, syscall_rules))
     for backend in ("maps", "c"):
         r = bwc(args.bin_dir, base, f"--backend={backend}", "-o", os.path.join(args.workdir, f"base-{backend}.o"))
         if r.returncode != 0:
@@ -111,7 +120,17 @@ def prepare(args):
     steps = []
     for _ in range(args.edits):
         live = [r for r in rules]
-        if rng.random() < 0.35 and len(rules) > 1:
+        queries = [(rng.choice(KINDS), f"{ROOT}/{rng.choice(FILES)}") for _ in range(args.queries - 1)]
+        draw = rng.random()
+        if draw < 0.15:
+            syscall, decision = rng.choice(sorted(SYSCALLS)), rng.choice(("allow", "deny"))
+            edit = ["syscall", decision, syscall]
+            if syscall_rules.get(syscall, "allow") == decision:
+                edit.append("already")
+            else:
+                syscall_rules[syscall] = decision
+            queries.append(SYSCALLS[syscall])
+        elif draw < 0.45 and len(rules) > 1:
             pattern = rng.choice(rules)[2]
             edit = ["remove", pattern]
             rules = [r for r in rules if r[2] != pattern]
@@ -122,15 +141,18 @@ def prepare(args):
             edit = [decision, pattern, "--access", ",".join(kinds)]
             rule = (decision, kinds, pattern)
             if rule in live:
-                edit.append("in force already")
+                edit.append("already")
             else:
                 rules.append(rule)
-        queries = [(rng.choice(KINDS), f"{ROOT}/{rng.choice(FILES)}") for _ in range(args.queries - 1)]
-        queries.append((rng.choice(KINDS), matching_file(pattern, rng)))
+        if edit[0] != "syscall":
+            queries.append((rng.choice(KINDS), matching_file(pattern, rng)))
+        if rng.random() < 0.3:
+            queries.append(SYSCALLS[rng.choice(sorted(SYSCALLS))])
         with open(model, "w") as f:
-            f.write(policy_text(rules))
+            f.write(policy_text(rules, syscall_rules))
         with open(batch, "w") as f:
-            f.writelines(f"{kind} {path}\n" for kind, path in queries)
+            f.writelines(f"syscall {SYSCALL_OF[(kind, path)]}\n" if (kind, path) in SYSCALL_OF else f"{kind} {path}\n"
+                         for kind, path in queries)
         r = bwc(args.bin_dir, "query", model, "--batch", batch)
         verdicts = [line.split()[0] for line in r.stdout.splitlines() if line.startswith(("allow ", "deny "))]
         if r.returncode != 0 or len(verdicts) != len(queries):
@@ -182,19 +204,23 @@ def run(args):
         return
     for i, step in enumerate(plan["steps"]):
         edit = step["edit"]
-        already = edit[-1] == "in force already"
-        cmd = [bwctl, edit[0], name, *(edit[1:-1] if already else edit[1:])]
+        already = edit[-1] == "already"
+        words = edit[:-1] if already else edit
+        # `bwctl allow NAME PATTERN ...`, `bwctl syscall deny NAME SYSCALL`
+        cmd = [bwctl, *words[:2], name, *words[2:]] if words[0] == "syscall" else [bwctl, words[0], name, *words[1:]]
         t = time.monotonic()
         r = subprocess.run(cmd, capture_output=True, text=True)
         times.append(time.monotonic() - t)
         said = r.stdout + r.stderr
-        if r.returncode != 0 or ("in force already" in said) != already:
+        if r.returncode != 0 or ("already" in said) != already:
             wrong.append(f"edit {i} `{' '.join(cmd[1:])}`: status {r.returncode}: {said.strip()}")
             break
         for kind, path, want in step["queries"]:
             got = probe.ask(kind, path)
             checked += 1
-            verdict = "allow" if got == "ok" else "deny" if got == "EACCES" else got
+            # A path rule denies with EACCES, a syscall rule with EPERM.
+            denied = "EPERM" if (kind, path) in SYSCALL_OF else "EACCES"
+            verdict = "allow" if got == "ok" else "deny" if got == denied else got
             if verdict != want:
                 wrong.append(f"after edit {i} `{' '.join(cmd[1:])}`: {kind} {path}: kernel {got}, oracle {want}")
         if len(wrong) >= 5:

@@ -34,6 +34,11 @@ setup() {
     bwc "$W/seccomp.bwp" --backend="$backend" -o "$W/seccomp.o" 2>/dev/null || return 1
     printf 'policy "allow-all" {\n    default allow\n}\n' >"$W/allow-all.bwp"
     bwc "$W/allow-all.bwp" --backend="$backend" -o "$W/allow-all.o" 2>/dev/null || return 1
+    # kill and socket are decided by LSM hooks (live), ptrace by the seccomp filter.
+    printf 'policy "live-syscalls" {\n    default allow\n    syscalls deny kill, ptrace\n}\n' >"$W/syscalls.bwp"
+    bwc "$W/syscalls.bwp" --backend="$backend" -o "$W/syscalls.o" 2>/dev/null || return 1
+    sed 's/deny kill, ptrace/deny ptrace, socket/' "$W/syscalls.bwp" >"$W/syscalls-reloaded.bwp"
+    bwc "$W/syscalls-reloaded.bwp" --backend="$backend" -o "$W/syscalls-reloaded.o" 2>/dev/null || return 1
 }
 
 . "$here/../lib/vm_suite.sh"
@@ -156,7 +161,7 @@ test_reload_swaps_whole_policy() {
     expect EACCES read "$W/files/closed/file" "the live edit went with the old policy"
     bwctl reload reload1 "$W/seccomp.o" >"$out/bad" 2>&1
     local rc=$?
-    [ $rc = 1 ] && grep -q "other syscall rules .* seccomp filter, fixed when the sandbox started" "$out/bad" ||
+    [ $rc = 1 ] && grep -q "other syscall rules .* for syscalls no LSM hook covers: they are a seccomp filter, fixed when the sandbox started" "$out/bad" ||
         fail "a reload that changes syscall rules: status $rc: $(cat "$out/bad")"
     expect ok read "$W/files/other/file" "a refused reload changes nothing"
     finish
@@ -273,6 +278,55 @@ test_syscall_verbs_say_what_can_change() {
     bwctl syscall deny no-such-sandbox ptrace >"$out/s" 2>&1
     [ $? = 1 ] && grep -q "no sandbox named" "$out/s" || fail "unknown sandbox: $(cat "$out/s")"
     finish
+}
+
+test_syscalls_change_live() {
+    start sys2 "$W/allow-all.o" || return
+    expect ok signal self "before any syscall rule"
+    edit syscall deny sys2 kill
+    grep -q "sandbox sys2: policy version 1: \`syscalls deny kill\` as rule #[0-9]*$" "$out/edit" ||
+        fail "bwctl syscall deny said: $(cat "$out/edit")"
+    local id
+    id=$(sed -n 's/.* as rule #\([0-9]*\)$/\1/p' "$out/edit")
+    expect EPERM signal self "after syscall deny kill"
+    expect ok socketpair unix "a syscall the edit did not name"
+    bwctl syscall list sys2 >"$out/s" 2>&1
+    grep -q "^#$id *deny kill  (live edit at .* by uid 0; LSM hook task_kill, changeable live)" "$out/s" ||
+        fail "syscall list: $(cat "$out/s")"
+    edit syscall deny sys2 socket
+    expect EPERM connect 127.0.0.1:1 "socket(2) after syscall deny socket"
+    expect ok socketpair unix "socketpair(2) reaches the same hook and is not denied"
+    edit remove sys2 "#$id"
+    expect ok signal self "after removing the kill rule"
+    edit syscall allow sys2 socket
+    grep -q "\`syscalls allow socket\` as rule #[0-9]*, replacing rule #[0-9]* for socket" "$out/edit" ||
+        fail "bwctl syscall allow said: $(cat "$out/edit")"
+    expect ECONNREFUSED connect 127.0.0.1:1 "after syscall allow socket (nothing listens on port 1)"
+    finish
+    grep -q "denied syscall kill by \`syscalls deny kill\` (live edit at .* by uid 0) \[pid [0-9]* python3\]" \
+        "$out/sys2.stderr" || fail "bwrun's denial line: $(cat "$out/sys2.stderr")"
+}
+
+test_file_syscall_rules_change_live() {
+    start sys3 "$W/syscalls.o" || return
+    expect EPERM signal self "the policy's syscalls deny kill"
+    edit syscall allow sys3 kill
+    grep -q "\`syscalls allow kill\` as rule #[0-9]*, replacing rule #[0-9]* for kill" "$out/edit" ||
+        fail "bwctl syscall allow said: $(cat "$out/edit")"
+    expect ok signal self "after syscall allow kill"
+    bwctl syscall allow sys3 ptrace >"$out/s" 2>&1
+    [ $? = 1 ] && grep -q "decided by the seccomp filter" "$out/s" || fail "ptrace allowed live: $(cat "$out/s")"
+    edit syscall deny sys3 kill
+    expect EPERM signal self "denied again"
+    # The reloaded policy differs in live syscalls only: kill allowed, socket denied.
+    edit reload sys3 "$W/syscalls-reloaded.o"
+    expect ok signal self "after the reload"
+    expect EPERM connect 127.0.0.1:1 "the reloaded policy's syscalls deny socket"
+    bwctl reload sys3 "$W/allow-all.o" >"$out/s" 2>&1
+    [ $? = 1 ] && grep -q "for syscalls no LSM hook covers" "$out/s" || fail "a reload dropping ptrace: $(cat "$out/s")"
+    finish
+    grep -q "denied syscall kill by \`syscalls deny kill, ptrace\` (.*syscalls.bwp:3)" "$out/sys3.stderr" ||
+        fail "bwrun's denial line for the file's rule: $(cat "$out/sys3.stderr")"
 }
 
 test_nested_sandbox_edited_and_grant_expires() {
@@ -468,7 +522,8 @@ if ! setup >/tmp/bw-live-setup.log 2>&1; then
 fi
 for t in ${BW_LIVE_ONLY:-allow_then_remove deny_inside_allow_names_live_rule grant_expires_by_itself \
     reload_swaps_whole_policy errors_change_nothing log_text_and_json net_rule_live \
-    syscall_verbs_say_what_can_change nested_sandbox_edited_and_grant_expires denial_flood_drops_counted \
+    syscall_verbs_say_what_can_change syscalls_change_live file_syscall_rules_change_live \
+    nested_sandbox_edited_and_grant_expires denial_flood_drops_counted \
     sandbox_cannot_edit_itself \
     concurrent_edits_serialised edit_latency learn_round_trip learn_denies_untouched_secret sandbox_ends_mid_edit}; do
     run "$t"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end tests of `syscalls` rules: the seccomp filter bwrun installs before exec, its actions, the
-# precedence of a name over a group and its architecture check. Runs as root inside scripts/bwvm, like
+# precedence of a name over a group and its architecture check; and the syscalls LSM hooks decide. Runs as root inside scripts/bwvm, like
 # run_e2e.sh, whose conventions it follows.
 #
 # usage: run_syscalls.sh BIN_DIR [maps|c]
@@ -34,7 +34,10 @@ setup() {
         policy uname-kill '    syscalls deny uname action kill' &&
         policy sync-group '    syscalls deny @sync
     syscalls allow fsync' &&
-        policy allow-uname '    syscalls allow uname' || return 1
+        policy allow-uname '    syscalls allow uname' &&
+        policy deny-kill '    syscalls deny kill' &&
+        policy socket-eacces '    syscalls deny socket action errno(EACCES)' &&
+        policy kill-kill '    syscalls deny kill action kill' || return 1
     # int 0x80 from 64-bit code: the kernel runs i386 getpid (20), which seccomp sees as AUDIT_ARCH_I386.
     printf '%s\n' 'int main(void) { long r = 20; __asm__ volatile("int $0x80" : "+a"(r) : : "memory");' \
         '  return r > 0 ? 0 : 1; }' >"$W/int80.c"
@@ -116,6 +119,43 @@ test_i386_syscall_killed() {
     expect_status 159
 }
 
+# kill, socket: syscalls an LSM hook sees on every call, which the hooks decide (and bwctl can change)
+# while the seccomp filter lets them through. Only the hooks report a denial.
+test_live_syscall_denied_by_hook() {
+    sandbox deny-kill -- /usr/bin/python3 -c '
+import os
+try:
+    os.kill(os.getpid(), 0)
+except PermissionError:
+    print("EPERM")
+'
+    expect_status 0 && [ "$(cat "$out/stdout")" = EPERM ] || fail "stdout: $(cat "$out/stdout")"
+    grep -q 'denied syscall kill by `syscalls deny kill` (.*deny-kill.bwp:3) \[pid [0-9]* python3\]' "$out/stderr" ||
+        fail "no denial line from the hook: $(cat "$out/stderr")"
+}
+
+test_live_syscall_chosen_errno_and_number() {
+    # socketpair(2) reaches the same hook (socket_create) as socket(2), but is another syscall.
+    sandbox socket-eacces -- /usr/bin/python3 -c '
+import socket
+a, b = socket.socketpair()
+print("socketpair ok")
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+except OSError as e:
+    print("socket errno", e.errno)
+'
+    expect_status 0 && [ "$(cat "$out/stdout")" = "socketpair ok
+socket errno 13" ] || fail "stdout: $(cat "$out/stdout")"
+}
+
+test_live_syscall_action_kill() {
+    # The hook cannot send seccomp's SIGSYS; it sends SIGKILL: 137 = 128 + 9.
+    sandbox kill-kill -- /usr/bin/python3 -c 'import os; os.kill(os.getpid(), 0); print("survived")'
+    expect_status 137 || return
+    [ ! -s "$out/stdout" ] || fail "the program ran on: $(cat "$out/stdout")"
+}
+
 test_inspect_counts_instructions() {
     bwc inspect "$W/deny-uname.o" >"$out/stdout" 2>"$out/stderr" || fail "inspect failed: $(cat "$out/stderr")"
     grep -Eq '^seccomp: +x86_64, [0-9]+ instructions$' "$out/stdout" &&
@@ -129,6 +169,7 @@ current=setup
 if setup; then
     for t in ${BW_SYSCALLS_ONLY:-uname_allowed_without_rules uname_denied_eperm uname_denied_chosen_errno \
         action_kill name_beats_group filter_survives_drop_without_no_new_privs i386_syscall_killed \
+        live_syscall_denied_by_hook live_syscall_chosen_errno_and_number live_syscall_action_kill \
         inspect_counts_instructions nothing_left_behind}; do
         run "$t"
     done

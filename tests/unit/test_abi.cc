@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-static_assert(BW_ABI_VERSION == 14);
+static_assert(BW_ABI_VERSION == 15);
 static_assert(sizeof(bw_sandbox) == 312);
 static_assert(offsetof(bw_sandbox, id) == 0);
 static_assert(offsetof(bw_sandbox, nclasses) == 8);
@@ -77,6 +77,12 @@ static_assert(offsetof(bw_net_rule, decision) == 40);
 static_assert(offsetof(bw_net_rule, rule) == 44);
 static_assert(offsetof(bw_net_rule, when) == 48);
 static_assert(sizeof(bw_net_object) == 28);
+static_assert(sizeof(bw_syscall_verdict) == 8);
+static_assert(offsetof(bw_syscall_verdict, error) == 4);
+static_assert(offsetof(bw_syscall_verdict, decision) == 6);
+static_assert(offsetof(bw_syscall_verdict, kill) == 7);
+static_assert(sizeof(bw_syscall_policy) == 8 + 8 * BW_SYSCALL_NUMBERS);
+static_assert(offsetof(bw_syscall_policy, numbers) == 8);
 static_assert(offsetof(bw_net_object, family) == 16);
 static_assert(offsetof(bw_net_object, port) == 18);
 static_assert(offsetof(bw_net_object, type) == 20);

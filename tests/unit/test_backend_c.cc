@@ -47,14 +47,16 @@ std::string harness(const std::vector<CProgram>& programs)
     for (std::size_t i = 0; i < programs.size(); ++i) {
         c += fmt::format("#define bw_policy_decision decision_{0}\n#define bw_policy_classes classes_{0}\n"
                          "#define bw_policy_net net_{0}\n#define bw_policy_net_rules net_rules_{0}\n"
-                         "#define bw_policy_exe_patterns exe_{0}\n#define bw_policy_audit_chain audit_{0}\n", i);
+                         "#define bw_policy_exe_patterns exe_{0}\n#define bw_policy_audit_chain audit_{0}\n"
+                         "#define bw_policy_syscalls syscalls_{0}\n", i);
         c += programs[i].header;
         c += "#undef bw_policy_decision\n#undef bw_policy_classes\n#undef BW_POLICY_NCLASSES\n"
              "#undef bw_policy_exe_patterns\n#undef BW_POLICY_EXE_PATTERNS\n"
              "#undef bw_policy_audit_chain\n#undef BW_POLICY_AUDITS\n"
              "#undef BW_POLICY_NSTATES\n#undef BW_POLICY_NLINKS\n#undef BW_POLICY_DEFAULT_DECISION\n#undef BW_POLICY_DEFAULT_RULE\n"
              "#undef BW_POLICY_HOOKS\n#undef BW_POLICY_INLINE_DECISIONS\n#undef BW_POLICY_INVARIANTS\n"
-             "#undef bw_policy_net\n#undef bw_policy_net_rules\n#undef BW_POLICY_NET_RULES\n";
+             "#undef bw_policy_net\n#undef bw_policy_net_rules\n#undef BW_POLICY_NET_RULES\n"
+             "#undef bw_policy_syscalls\n";
         for (std::size_t at = programs[i].header.find("#define BW_HOOK_"); at != std::string::npos;
              at = programs[i].header.find("#define BW_HOOK_", at + 1)) {
             const auto name = at + std::string_view("#define ").size();
