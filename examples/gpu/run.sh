@@ -15,7 +15,9 @@ mkdir -p "$work/home/.cache"
 cd "$work"
 if [ -z "${DISPLAY:-}" ]; then
     export DISPLAY=:9
-    Xvfb "$DISPLAY" -nolisten tcp >/dev/null 2>&1 &
+    # -noreset: else the server resets when xdpyinfo below disconnects, and a program that
+    # connects meanwhile fails.
+    Xvfb "$DISPLAY" -nolisten tcp -noreset >/dev/null 2>&1 &
     xvfb=$!
     n=0
     until xdpyinfo >/dev/null 2>&1 || [ $n -ge 300 ]; do sleep 0.2; n=$((n + 1)); done
@@ -29,6 +31,7 @@ step "vulkaninfo --summary in the sandbox"
 "$bin/bwrun" --setenv HOME="$work/home" --setenv XDG_CACHE_HOME="$work/home/.cache" "$work/gpu.o" -- vulkaninfo --summary >"$work/vk.out" 2>"$work/vk.err"
 vk=$?
 grep -E "deviceName|driverName" "$work/vk.out"
+[ "$vk" = 0 ] || tail -n 5 "$work/vk.err"
 check "vulkaninfo ran (status $vk) and found a device" test "$vk" = 0 -a -n "$(grep deviceName "$work/vk.out")"
 check "no access was denied" sh -c "! grep denied '$work/vk.err'"
 
@@ -38,6 +41,7 @@ step "glxinfo -B in the sandbox, on display $DISPLAY"
     >"$work/gl.out" 2>"$work/gl.err"
 gl=$?
 grep "OpenGL renderer" "$work/gl.out"
+[ "$gl" = 0 ] || tail -n 5 "$work/gl.err"
 check "glxinfo ran (status $gl) and named a renderer" test "$gl" = 0 -a -n "$(grep "OpenGL renderer" "$work/gl.out")"
 check "no access was denied" sh -c "! grep denied '$work/gl.err'"
 grep denied "$work/vk.err" "$work/gl.err" | head -n 20

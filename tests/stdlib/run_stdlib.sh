@@ -261,7 +261,9 @@ if ! setup >"$W.setup.log" 2>&1; then
     echo "stdlib-done"
     exit 1
 fi
-Xvfb "$display" -nolisten tcp >"$out/xvfb.log" 2>&1 &
+# -noreset: else the server resets when the readiness probe below disconnects, and a client
+# that connects meanwhile fails (XCB error 1).
+Xvfb "$display" -nolisten tcp -noreset >"$out/xvfb.log" 2>&1 &
 servers+=($!)
 n=0
 until xdpyinfo -display "$display" >/dev/null 2>&1 || [ $n -ge 300 ]; do sleep 0.2; n=$((n + 1)); done
