@@ -22,8 +22,9 @@ struct EditOrigin {
 
 // Adds the path and network rules, and the syscall rules a live hook decides, of `rules`
 // (a one-rule policy from the front end) to the policy with fresh ids, from `next` on and
-// after every id in use, so that existing rules keep theirs; `next` moves past them. Returns the new ids. A rule the policy has
-// already (same meaning, conditions and decision) is not repeated.
+// after every id in use, so that existing rules keep theirs; `next` moves past them.
+// Returns the new ids. A rule the policy has already (same meaning, conditions and
+// decision) is not repeated.
 std::vector<ir::RuleId> add_rules(ir::Policy& policy, const ir::Policy& rules, const EditOrigin& origin,
                                   const std::string& text, ir::RuleId& next);
 
