@@ -129,17 +129,14 @@ std::string return_name(std::uint32_t ret)
 
 bool same_seccomp_decisions(const ir::Policy& a, const ir::Policy& b)
 {
-    auto effect = [](ir::Decision decision, const ir::SyscallAction& action) {
-        return return_value(decision, action);
-    };
-    if (effect(a.syscall_default.decision, a.syscall_default_action) !=
-        effect(b.syscall_default.decision, b.syscall_default_action))
+    if (return_value(a.syscall_default.decision, a.syscall_default_action) !=
+        return_value(b.syscall_default.decision, b.syscall_default_action))
         return false;
     return std::ranges::all_of(syscalls::all(), [&](const syscalls::Syscall& s) {
         if (!syscalls::live_hook(s.name).empty())
             return true;
         const auto x = evaluate_syscall(a, s.name), y = evaluate_syscall(b, s.name);
-        return effect(x.decision, x.action) == effect(y.decision, y.action);
+        return return_value(x.decision, x.action) == return_value(y.decision, y.action);
     });
 }
 
